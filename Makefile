@@ -1,0 +1,59 @@
+# slotraft: see README.md. Every target runs from the repository root.
+
+GO          ?= go
+BIN         := bin/slotraft
+IMAGE       ?= slotraft:dev
+FUZZTIME    ?= 30s
+# staticcheck 2026.2.2, which understands Go 1.26.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# apt-get runs as root directly, through sudo otherwise.
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all build run test test-deps lint bench fuzz docker clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/slotraft
+
+# A local cluster of three `slotraft server` processes on 127.0.0.1:7001-7003.
+run: build
+	./$(BIN) dev
+
+# The tests drive real processes with redis-cli; redis-server and
+# redis-benchmark serve the benchmarks. Install them on a fresh Debian machine.
+test-deps:
+	@if ! command -v redis-cli >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1 \
+		|| ! command -v redis-benchmark >/dev/null 2>&1; then \
+		echo "installing redis-tools and redis-server"; \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-tools redis-server; \
+	fi
+
+test: test-deps
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+lint:
+	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+bench: test-deps
+	scripts/bench.sh
+
+# Runs every Fuzz target for FUZZTIME (optional; not part of `make test`).
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		d="./$$(dirname "$$f" | sed 's|^\./||')"; \
+		for n in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
+			echo "== $$d $$n"; \
+			$(GO) test -run='^$$' -fuzz="^$$n$$" -fuzztime=$(FUZZTIME) "$$d"; \
+		done; \
+	done
+
+# A FROM-scratch image holding the static binary; see deploy/.
+docker: build
+	docker build -f deploy/Dockerfile -t $(IMAGE) bin
+
+clean:
+	rm -rf bin data/dev

@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/slotraft/slotraft/cluster/transport"
+)
+
+// Peer is one node of the cluster as every node knows it.
+type Peer struct {
+	ID         string // stable node id (Raft server id)
+	ClientAddr string // advertised client host:port (MOVED, CLUSTER SLOTS)
+	BusAddr    string // advertised bus host:port (Raft server address)
+}
+
+// Config configures a Node. Zero values take the documented defaults.
+type Config struct {
+	ID              string
+	ClientBind      string // used by the front; also the default bus port base
+	ClientAdvertise string
+	BusBind         string // default: ClientBind's port + 10000
+	BusAdvertise    string // default: this node's Peers entry, else BusBind
+	DataDir         string
+
+	// Peers lists every node, self included, in the same order on every node.
+	// Empty means a single-node cluster of this node.
+	Peers    []Peer
+	Groups   int // slot groups, default 3
+	Replicas int // replicas per group, default 3, capped at len(Peers)
+	Logger   *slog.Logger
+
+	// Raft timing; zero takes hashicorp/raft's production defaults.
+	RaftHeartbeat, RaftElection, RaftLeaderLease, RaftCommit time.Duration
+
+	// Snapshots: zero takes hashicorp/raft's defaults (8192 entries, 120 s,
+	// 10240 trailing logs). Tests lower them.
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+
+	// BusListener, if set, is used instead of listening on BusBind (tests
+	// listen on 127.0.0.1:0 first to learn the addresses they put in Peers).
+	BusListener net.Listener
+	// Faults injects link faults between in-process nodes (tests only).
+	Faults *transport.Faults
+}
+
+const busPortOffset = 10000
+
+// withDefaults validates c and fills in defaults; it returns this node's Peer.
+func (c Config) withDefaults() (Config, Peer, error) {
+	if c.ID == "" {
+		return c, Peer{}, errors.New("cluster: config: empty node id")
+	}
+	if c.DataDir == "" {
+		return c, Peer{}, errors.New("cluster: config: empty data dir")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Groups <= 0 {
+		c.Groups = 3
+	}
+	if c.Groups > 1024 {
+		return c, Peer{}, fmt.Errorf("cluster: config: %d groups is too many", c.Groups)
+	}
+	if c.BusBind == "" && c.BusListener == nil {
+		b, err := busFor(c.ClientBind)
+		if err != nil {
+			return c, Peer{}, fmt.Errorf("cluster: config: bus bind: %w", err)
+		}
+		c.BusBind = b
+	}
+	self, err := c.selfPeer()
+	if err != nil {
+		return c, Peer{}, err
+	}
+	if len(c.Peers) == 0 {
+		c.Peers = []Peer{self}
+	}
+	if c.Replicas <= 0 {
+		c.Replicas = 3
+	}
+	c.Replicas = min(c.Replicas, len(c.Peers))
+	return c, self, nil
+}
+
+// selfPeer finds this node in Peers (checking ids are unique) or builds it.
+func (c Config) selfPeer() (Peer, error) {
+	seen := make(map[string]bool, len(c.Peers))
+	var self Peer
+	found := false
+	for _, p := range c.Peers {
+		if p.ID == "" || p.BusAddr == "" || seen[p.ID] {
+			return Peer{}, fmt.Errorf("cluster: config: bad or duplicate peer %+v", p)
+		}
+		seen[p.ID] = true
+		if p.ID == c.ID {
+			self, found = p, true
+		}
+	}
+	if len(c.Peers) > 0 && !found {
+		return Peer{}, fmt.Errorf("cluster: config: node %q is not in Peers", c.ID)
+	}
+	if found {
+		if c.BusAdvertise != "" && c.BusAdvertise != self.BusAddr {
+			return Peer{}, fmt.Errorf("cluster: config: BusAdvertise %s differs from Peers entry %s", c.BusAdvertise, self.BusAddr)
+		}
+		return self, nil
+	}
+	self = Peer{ID: c.ID, ClientAddr: c.ClientAdvertise, BusAddr: c.BusAdvertise}
+	if self.ClientAddr == "" {
+		self.ClientAddr = c.ClientBind
+	}
+	if self.BusAddr == "" {
+		self.BusAddr = c.BusBind
+		if c.BusListener != nil {
+			self.BusAddr = c.BusListener.Addr().String()
+		}
+	}
+	return self, nil
+}
+
+// busFor is the default bus address for a client address: port + 10000.
+func busFor(client string) (string, error) {
+	host, port, err := net.SplitHostPort(client)
+	if err != nil {
+		return "", err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p <= 0 || p+busPortOffset > 65535 {
+		return "", fmt.Errorf("client port %q leaves no room for the bus port", port)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+busPortOffset)), nil
+}
+
+// raftConfig builds the hashicorp/raft configuration for one group.
+func (c Config) raftConfig() *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(c.ID)
+	setIf(&rc.HeartbeatTimeout, c.RaftHeartbeat)
+	setIf(&rc.ElectionTimeout, c.RaftElection)
+	setIf(&rc.LeaderLeaseTimeout, c.RaftLeaderLease)
+	setIf(&rc.CommitTimeout, c.RaftCommit)
+	setIf(&rc.SnapshotThreshold, c.SnapshotThreshold)
+	setIf(&rc.SnapshotInterval, c.SnapshotInterval)
+	setIf(&rc.TrailingLogs, c.TrailingLogs)
+	return rc
+}
+
+func setIf[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
+}

@@ -1,0 +1,284 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/slotraft/slotraft/cluster/transport"
+	"github.com/slotraft/slotraft/fsm"
+	"github.com/slotraft/slotraft/slots"
+	"go.etcd.io/bbolt"
+)
+
+// Group is one slot group: a Raft group replicated on a few nodes. A Group
+// not hosted here (Local false) only knows its slots, replicas and leader.
+type Group struct {
+	node     *Node
+	id       uint32
+	ranges   []slots.Range
+	replicas []Peer // replicas[0] is the preferred leader
+	local    bool
+
+	// Hosted groups only.
+	log      *slog.Logger
+	raft     *raft.Raft
+	fsm      *fsm.FSM
+	bolt     *raftboltdb.BoltStore
+	propc    chan *proposal
+	inflight chan inflight
+	readc    chan *readWaiter
+	lastNow  int64          // proposer goroutine only
+	barrier  uint64         // term of the last successful barrier; read loop only
+	blocks   *blockRegistry // blocked clients' waiters (blocking.go)
+
+	// Not-hosted groups: leader learned from a replica.
+	lmu        sync.Mutex
+	leader     Peer
+	leaderOK   bool
+	leaderAt   time.Time
+	refreshing bool
+}
+
+const (
+	logCacheSize   = 512
+	snapshotRetain = 2
+	leaderTTL      = time.Second
+	queryTimeout   = 300 * time.Millisecond
+)
+
+// ID is the group id (1-based).
+func (g *Group) ID() uint32 { return g.id }
+
+// Ranges are the slots the group owns.
+func (g *Group) Ranges() []slots.Range { return append([]slots.Range(nil), g.ranges...) }
+
+// Replicas are the ids of the nodes that host the group, preferred leader first.
+func (g *Group) Replicas() []string {
+	ids := make([]string, len(g.replicas))
+	for i, p := range g.replicas {
+		ids[i] = p.ID
+	}
+	return ids
+}
+
+// Local reports whether this node hosts a replica of the group.
+func (g *Group) Local() bool { return g.local }
+
+// IsLeader reports whether this node's replica is the group's Raft leader.
+func (g *Group) IsLeader() bool { return g.local && g.raft.State() == raft.Leader }
+
+// ReadStale runs fn on the local replica's state, with no leadership check
+// (READONLY connections): ErrNotLeader if the group is not hosted here.
+func (g *Group) ReadStale(fn func(st *fsm.State)) error {
+	if !g.local {
+		return ErrNotLeader
+	}
+	fn(g.fsm.State())
+	return nil
+}
+
+// open creates or reopens the group's Raft under DataDir/groups/<id>/. It
+// bootstraps the static replica set only when there is no existing state.
+func (g *Group) open() error {
+	n := g.node
+	g.log = n.log.With("group", g.id)
+	dir := filepath.Join(n.cfg.DataDir, "groups", strconv.FormatUint(uint64(g.id), 10))
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	hl := newHCLog(g.log, "raft", slog.LevelInfo)
+	bolt, err := raftboltdb.New(raftboltdb.Options{
+		Path: filepath.Join(dir, "raft.db"), BoltOptions: &bbolt.Options{Timeout: time.Second},
+	})
+	if err != nil {
+		return fmt.Errorf("log store: %w", err)
+	}
+	g.bolt = bolt
+	logs, err := raft.NewLogCache(logCacheSize, bolt)
+	if err != nil {
+		return err
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, snapshotRetain, hl.Named("snapshots"))
+	if err != nil {
+		return fmt.Errorf("snapshot store: %w", err)
+	}
+	existing, err := raft.HasExistingState(logs, bolt, snaps)
+	if err != nil {
+		return err
+	}
+	rc := n.cfg.raftConfig()
+	rc.Logger = hl
+	trans, err := n.mux.Transport(g.id, transport.TransportOptions{
+		Logger: hl.Named("transport"), Timeout: 10 * rc.HeartbeatTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	g.fsm = fsm.New(g.id, g.log)
+	g.blocks = newBlockRegistry(g)
+	g.fsm.SetBlockingHook(g.blocks.onEvent)
+	r, err := raft.NewRaft(rc, g.fsm, logs, bolt, snaps, trans)
+	if err != nil {
+		_ = trans.Close()
+		return err
+	}
+	g.raft = r
+	if !existing {
+		err := r.BootstrapCluster(raftServers(g.replicas)).Error()
+		if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+			return fmt.Errorf("bootstrap: %w", err)
+		}
+	}
+	g.propc = make(chan *proposal, 1024)
+	g.inflight = make(chan inflight, maxInflight)
+	g.readc = make(chan *readWaiter, 1024)
+	return nil
+}
+
+// start runs the hosted group's goroutines.
+func (g *Group) start() {
+	n := g.node
+	n.goBackground(g.proposeLoop)
+	n.goBackground(g.respondLoop)
+	n.goBackground(g.readLoop)
+	n.goBackground(g.expiryLoop)
+	n.goBackground(g.spreadLoop)
+	n.goBackground(g.blockLoop)
+}
+
+// shutdown stops the group's Raft (and with it its transport).
+func (g *Group) shutdown() error {
+	if g.raft == nil {
+		return nil
+	}
+	return g.raft.Shutdown().Error()
+}
+
+func (g *Group) closeStores() error {
+	if g.bolt == nil {
+		return nil
+	}
+	return g.bolt.Close()
+}
+
+// remoteLeader is the leader of a group not hosted here, from the cache or
+// from a control query to its replicas.
+func (g *Group) remoteLeader() (Peer, bool) {
+	g.lmu.Lock()
+	if !g.leaderAt.IsZero() {
+		p, ok := g.leader, g.leaderOK
+		if time.Since(g.leaderAt) >= leaderTTL && !g.refreshing {
+			g.refreshing = true
+			if !g.node.goBackground(func() { g.refreshLeader() }) {
+				g.refreshing = false
+			}
+		}
+		g.lmu.Unlock()
+		return p, ok
+	}
+	g.lmu.Unlock()
+	return g.refreshLeader()
+}
+
+// refreshLeader asks the replicas (last known leader first) who leads.
+func (g *Group) refreshLeader() (Peer, bool) {
+	n := g.node
+	g.lmu.Lock()
+	order := make([]Peer, 0, len(g.replicas)+1)
+	if g.leaderOK {
+		order = append(order, g.leader)
+	}
+	g.lmu.Unlock()
+	order = append(order, g.replicas...)
+	var p Peer
+	ok := false
+	for _, r := range order {
+		ctx, cancel := context.WithTimeout(n.ctx, queryTimeout)
+		st, err := n.mux.Query(ctx, r.BusAddr, g.id)
+		cancel()
+		if err != nil || st.LeaderID == "" {
+			continue
+		}
+		if p, ok = n.byID[st.LeaderID]; ok {
+			break
+		}
+	}
+	g.lmu.Lock()
+	g.leader, g.leaderOK, g.leaderAt, g.refreshing = p, ok, time.Now(), false
+	g.lmu.Unlock()
+	return p, ok
+}
+
+// Leader spreading: a group led by a node other than its preferred replica
+// hands leadership to the preferred one once it is healthy, with backoff.
+const (
+	spreadMaxLag   = 256
+	spreadMaxDelay = 30 * time.Second
+	spreadReset    = 2 * time.Minute
+)
+
+func (g *Group) spreadLoop() {
+	n := g.node
+	pref := g.replicas[0]
+	if pref.ID == n.self.ID {
+		return
+	}
+	hb := n.cfg.raftConfig().HeartbeatTimeout
+	tick := time.NewTicker(2 * hb)
+	defer tick.Stop()
+	var attempts int
+	var next, last time.Time
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-g.raft.LeaderCh():
+		case <-tick.C:
+		}
+		now := time.Now()
+		if g.raft.State() != raft.Leader || now.Before(next) || !g.preferredHealthy(pref, hb) {
+			continue
+		}
+		if now.Sub(last) > spreadReset {
+			attempts = 0
+		}
+		attempts++
+		last = now
+		next = now.Add(min(hb<<min(attempts, 16), spreadMaxDelay))
+		err := g.raft.LeadershipTransferToServer(raft.ServerID(pref.ID), raft.ServerAddress(pref.BusAddr)).Error()
+		g.log.Info("leadership transfer to preferred replica", "to", pref.ID, "attempt", attempts, "err", err)
+	}
+}
+
+// preferredHealthy: pref is a voter of the group, follows this leader in
+// the current term and has applied about as much as this node.
+func (g *Group) preferredHealthy(pref Peer, timeout time.Duration) bool {
+	cf := g.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return false
+	}
+	voter := false
+	for _, s := range cf.Configuration().Servers {
+		voter = voter || (s.ID == raft.ServerID(pref.ID) && s.Suffrage == raft.Voter)
+	}
+	if !voter {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(g.node.ctx, timeout)
+	defer cancel()
+	st, err := g.node.mux.Query(ctx, pref.BusAddr, g.id)
+	if err != nil {
+		return false
+	}
+	return st.LeaderID == g.node.self.ID && st.Term == g.raft.CurrentTerm() &&
+		st.AppliedIndex+spreadMaxLag >= g.raft.AppliedIndex()
+}

@@ -1,0 +1,116 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/raft"
+	"github.com/slotraft/slotraft/fsm"
+)
+
+// Linearizable reads, the read-index recipe on hashicorp/raft: a leader
+// serves reads only after a Barrier committed in its current term has been
+// applied (so its state holds everything committed before it was elected),
+// and only after a VerifyLeader round started after the read arrived (so a
+// deposed leader in a minority never answers). One VerifyLeader serves
+// every read waiting at that moment.
+
+const maxReadBatch = 4096
+
+type readWaiter struct {
+	done chan error // buffered 1
+}
+
+// Read runs fn against the group's state once this node is known to be the
+// leader with every committed entry applied. ErrNotLeader (wrapped) if it is
+// not; ctx.Err() if the caller gave up first.
+func (g *Group) Read(ctx context.Context, fn func(st *fsm.State)) error {
+	if !g.local {
+		return ErrNotLeader
+	}
+	closed := g.node.ctx.Done()
+	w := &readWaiter{done: make(chan error, 1)}
+	select {
+	case g.readc <- w:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-closed:
+		return ErrNotLeader
+	}
+	select {
+	case err := <-w.done:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-closed:
+		return ErrNotLeader
+	}
+	fn(g.fsm.State())
+	return nil
+}
+
+// readLoop confirms leadership once per batch of waiting reads.
+func (g *Group) readLoop() {
+	batch := make([]*readWaiter, 0, 64)
+	for {
+		select {
+		case w := <-g.readc:
+			batch = append(batch[:0], w)
+		case <-g.node.ctx.Done():
+			g.drainReads()
+			return
+		}
+	collect:
+		for len(batch) < maxReadBatch {
+			select {
+			case w := <-g.readc:
+				batch = append(batch, w)
+			default:
+				break collect
+			}
+		}
+		err := g.readIndex()
+		for _, w := range batch {
+			w.done <- err
+		}
+		clear(batch)
+	}
+}
+
+func (g *Group) drainReads() {
+	for {
+		select {
+		case w := <-g.readc:
+			w.done <- ErrNotLeader
+		default:
+			return
+		}
+	}
+}
+
+// readIndex returns nil when reads may be served from the local state now.
+func (g *Group) readIndex() error {
+	for range 3 {
+		if g.raft.State() != raft.Leader {
+			return ErrNotLeader
+		}
+		term := g.raft.CurrentTerm()
+		if g.barrier != term {
+			if err := g.raft.Barrier(0).Error(); err != nil {
+				return fmt.Errorf("%w: barrier: %w", ErrNotLeader, err)
+			}
+			g.barrier = term
+		}
+		if err := g.raft.VerifyLeader().Error(); err != nil {
+			return fmt.Errorf("%w: verify leader: %w", ErrNotLeader, err)
+		}
+		// Leadership verified in some term between the two reads of the
+		// term; if that is the barrier's term, the state is complete.
+		if g.raft.CurrentTerm() == term {
+			return nil
+		}
+	}
+	return ErrNotLeader
+}

@@ -1,0 +1,352 @@
+package testcluster
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/cluster/transport"
+)
+
+// Options shape a test cluster; zero values take the defaults.
+type Options struct {
+	Groups   int // slot groups (default 3)
+	Replicas int // replicas per group (default 3, capped at the node count)
+	// Faults, if set, is shared by every node's transport so tests can cut links.
+	Faults *transport.Faults
+	// Logger receives the nodes' logs; default: discarded, or stderr at debug
+	// level when SLOTRAFT_TEST_LOG is set.
+	Logger *slog.Logger
+}
+
+// Cluster is a running in-process cluster.
+type Cluster struct {
+	t      testing.TB
+	opts   Options
+	peers  []cluster.Peer
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	nodes []*node
+}
+
+type node struct {
+	i      int
+	peer   cluster.Peer
+	dir    string
+	n      *cluster.Node
+	srv    *cluster.Server
+	served chan error
+}
+
+// Test timing: short enough that failover takes well under a second, long
+// enough that a loaded CI machine (-race, 2 cores) does not flap leaders.
+// A 100 ms lease flapped leaders under -race with several test packages
+// running at once (a pattern test saw "outcome unknown" with no fault).
+const (
+	heartbeat   = 250 * time.Millisecond
+	election    = 250 * time.Millisecond
+	leaderLease = 200 * time.Millisecond
+	commit      = 5 * time.Millisecond
+)
+
+// New starts n nodes and registers their shutdown with t.Cleanup. It does not
+// wait for leaders: call WaitLeaders.
+func New(t testing.TB, n int, opts Options) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, opts: opts, logger: opts.Logger}
+	if c.logger == nil {
+		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if os.Getenv("SLOTRAFT_TEST_LOG") != "" {
+			c.logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+	}
+	clientLns := make([]net.Listener, n)
+	busLns := make([]net.Listener, n)
+	for i := range n {
+		clientLns[i] = listen(t, "127.0.0.1:0")
+		busLns[i] = listen(t, "127.0.0.1:0")
+		c.peers = append(c.peers, cluster.Peer{
+			ID:         fmt.Sprintf("node%d", i+1),
+			ClientAddr: clientLns[i].Addr().String(),
+			BusAddr:    busLns[i].Addr().String(),
+		})
+	}
+	base := t.TempDir()
+	for i := range n {
+		c.nodes = append(c.nodes, &node{i: i, peer: c.peers[i], dir: filepath.Join(base, c.peers[i].ID)})
+	}
+	t.Cleanup(c.Close)
+	for i := range n {
+		if err := c.start(i, clientLns[i], busLns[i]); err != nil {
+			t.Fatalf("testcluster: start node %d: %v", i, err)
+		}
+	}
+	return c
+}
+
+func listen(t testing.TB, addr string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("testcluster: listen %s: %v", addr, err)
+	}
+	return ln
+}
+
+func (c *Cluster) config(i int, bus net.Listener) cluster.Config {
+	p := c.peers[i]
+	return cluster.Config{
+		ID: p.ID, ClientBind: p.ClientAddr, ClientAdvertise: p.ClientAddr,
+		BusBind: p.BusAddr, BusAdvertise: p.BusAddr, BusListener: bus,
+		DataDir: c.nodes[i].dir, Peers: c.peers,
+		Groups: c.opts.Groups, Replicas: c.opts.Replicas,
+		Logger:        c.logger.With("node", p.ID),
+		RaftHeartbeat: heartbeat, RaftElection: election, RaftLeaderLease: leaderLease, RaftCommit: commit,
+		Faults: c.opts.Faults,
+	}
+}
+
+func (c *Cluster) start(i int, clientLn, busLn net.Listener) error {
+	nd := c.nodes[i]
+	n, err := cluster.NewNode(c.config(i, busLn))
+	if err != nil {
+		clientLn.Close()
+		return err
+	}
+	srv := cluster.NewServer(n, c.logger.With("node", nd.peer.ID))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(clientLn) }()
+	c.mu.Lock()
+	nd.n, nd.srv, nd.served = n, srv, served
+	c.mu.Unlock()
+	return nil
+}
+
+// Addrs are the client addresses of all nodes, running or not, in node order.
+func (c *Cluster) Addrs() []string {
+	out := make([]string, len(c.peers))
+	for i, p := range c.peers {
+		out[i] = p.ClientAddr
+	}
+	return out
+}
+
+// Peers are the nodes' peers, in node order.
+func (c *Cluster) Peers() []cluster.Peer { return append([]cluster.Peer(nil), c.peers...) }
+
+// Len is the number of nodes.
+func (c *Cluster) Len() int { return len(c.nodes) }
+
+// Node is node i, or nil while it is stopped.
+func (c *Cluster) Node(i int) *cluster.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes[i].n
+}
+
+// Running reports whether node i is running.
+func (c *Cluster) Running(i int) bool { return c.Node(i) != nil }
+
+// IndexOf is the index of the node with id, or -1.
+func (c *Cluster) IndexOf(id string) int {
+	for i, p := range c.peers {
+		if p.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// StopNode stops node i's server and node (as a crash would, but cleanly
+// closing files). It is a no-op on a stopped node.
+func (c *Cluster) StopNode(i int) {
+	c.t.Helper()
+	if err := c.stop(i); err != nil {
+		c.t.Errorf("testcluster: stop node %d: %v", i, err)
+	}
+}
+
+func (c *Cluster) stop(i int) error {
+	c.mu.Lock()
+	nd := c.nodes[i]
+	n, srv, served := nd.n, nd.srv, nd.served
+	nd.n, nd.srv, nd.served = nil, nil, nil
+	c.mu.Unlock()
+	if n == nil {
+		return nil
+	}
+	var errs []error
+	if err := srv.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, cluster.ErrServerClosed) {
+		errs = append(errs, fmt.Errorf("serve: %w", err))
+	}
+	if err := n.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// RestartNode starts a stopped node i again on its data directory and ports.
+func (c *Cluster) RestartNode(i int) {
+	c.t.Helper()
+	if c.Running(i) {
+		c.t.Fatalf("testcluster: node %d is running", i)
+	}
+	p := c.peers[i]
+	clientLn := relisten(c.t, p.ClientAddr)
+	busLn := relisten(c.t, p.BusAddr)
+	if err := c.start(i, clientLn, busLn); err != nil {
+		busLn.Close()
+		c.t.Fatalf("testcluster: restart node %d: %v", i, err)
+	}
+}
+
+// relisten listens on a port this process used before; the OS may take a
+// moment to release it.
+func relisten(t testing.TB, addr string) net.Listener {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			return ln
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("testcluster: listen %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitLeaders polls until every group has a leader on a running node and
+// every running node knows it, or fails the test after timeout.
+func (c *Cluster) WaitLeaders(timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := c.leadersKnown()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("testcluster: no stable leaders after %v: %v", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (c *Cluster) leadersKnown() error {
+	first := c.firstRunning()
+	if first == nil {
+		return errors.New("no node is running")
+	}
+	for gi, g := range first.Groups() {
+		var leaderID string
+		for i := range c.nodes {
+			n := c.Node(i)
+			if n == nil {
+				continue
+			}
+			grp := n.Groups()[gi]
+			p, ok := n.Leader(grp)
+			if !ok {
+				return fmt.Errorf("group %d: node %s knows no leader", g.ID(), c.peers[i].ID)
+			}
+			if leaderID == "" {
+				leaderID = p.ID
+			} else if p.ID != leaderID {
+				return fmt.Errorf("group %d: nodes disagree on the leader (%s, %s)", g.ID(), leaderID, p.ID)
+			}
+		}
+		li := c.IndexOf(leaderID)
+		if li < 0 || !c.Running(li) {
+			return fmt.Errorf("group %d: leader %s is not running", g.ID(), leaderID)
+		}
+		if !c.Node(li).Groups()[gi].IsLeader() {
+			return fmt.Errorf("group %d: %s is not leader yet", g.ID(), leaderID)
+		}
+	}
+	return nil
+}
+
+// WaitReady waits for the state tests start from: every group led by its
+// own node (leader spreading done, so no transfer moves a leader under the
+// test's feet) and every node agreeing on the leaders.
+func (c *Cluster) WaitReady(timeout time.Duration) {
+	c.t.Helper()
+	c.WaitLeaders(timeout)
+	c.WaitSpread(timeout)
+	c.WaitLeaders(timeout)
+}
+
+// WaitSpread polls until every group is led by a different running node
+// (the core moves leaderships to each group's preferred replica after an
+// election), or fails the test after timeout. It needs at least as many
+// running nodes as groups.
+func (c *Cluster) WaitSpread(timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		leaders := map[int]bool{}
+		groups := 0
+		if n := c.firstRunning(); n != nil {
+			groups = len(n.Groups())
+			for gi := range groups {
+				if li := c.LeaderIndex(gi); li >= 0 {
+					leaders[li] = true
+				}
+			}
+		}
+		if groups > 0 && len(leaders) == groups {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("testcluster: %d groups led by %d distinct nodes after %v", groups, len(leaders), timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (c *Cluster) firstRunning() *cluster.Node {
+	for i := range c.nodes {
+		if n := c.Node(i); n != nil {
+			return n
+		}
+	}
+	return nil
+}
+
+// LeaderIndex is the index of the node leading group index gi (0-based, in
+// Groups() order), or -1 when no running node leads it.
+func (c *Cluster) LeaderIndex(gi int) int {
+	for i := range c.nodes {
+		if n := c.Node(i); n != nil && n.Groups()[gi].IsLeader() {
+			return i
+		}
+	}
+	return -1
+}
+
+// Close stops every node; t.Cleanup calls it.
+func (c *Cluster) Close() {
+	var wg sync.WaitGroup
+	for i := range c.nodes {
+		wg.Go(func() {
+			if err := c.stop(i); err != nil {
+				c.t.Errorf("testcluster: stop node %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,14 @@
+// Package transport is slotraft's cluster bus: one TCP listener shared by
+// every Raft group a node hosts.
+//
+// Each connection starts with a small header (magic, group id, the dialling
+// node's id). A Mux accepts connections, reads the header under a deadline
+// and hands the connection to the raft.StreamLayer registered for that
+// group; Stream.Dial writes the header. Group 0 is reserved for a tiny
+// control protocol ("who leads group G?") answered by the Mux's Control
+// function, used by nodes that do not host a replica of G.
+//
+// Faults, shared by in-process nodes in tests, cuts or delays the link from
+// one node to another, in the spirit of etcd's bridge: a cut link refuses
+// new dials and closes the connections that carry it.
+package transport

@@ -1,0 +1,290 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// Config configures a Mux.
+type Config struct {
+	Listener      net.Listener  // the bus listener (required); the Mux owns it from now on
+	LocalID       string        // this node's id, sent in every header
+	Advertise     string        // advertised bus address (defaults to Listener.Addr())
+	Faults        *Faults       // optional fault injection (tests)
+	Logger        *slog.Logger  // optional
+	HeaderTimeout time.Duration // deadline for reading a header (default 5 s)
+	Control       ControlFunc   // answers control queries (nil: every group unknown)
+}
+
+// ErrClosed is returned after the Mux or a Stream is closed.
+var ErrClosed = errors.New("transport: closed")
+
+// Mux multiplexes many Raft groups over one listener.
+type Mux struct {
+	cfg     Config
+	log     *slog.Logger
+	done    chan struct{}
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	closed  bool
+	streams map[uint32]*Stream
+	conns   map[net.Conn]struct{} // every live conn: handshaking, accepted, dialled
+}
+
+// New starts serving cfg.Listener.
+func New(cfg Config) (*Mux, error) {
+	if cfg.Listener == nil {
+		return nil, errors.New("transport: no listener")
+	}
+	if len(cfg.LocalID) > maxIDLen {
+		return nil, fmt.Errorf("transport: node id longer than %d bytes", maxIDLen)
+	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = 5 * time.Second
+	}
+	if cfg.Advertise == "" {
+		cfg.Advertise = cfg.Listener.Addr().String()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := &Mux{
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "bus"),
+		done:    make(chan struct{}),
+		streams: make(map[uint32]*Stream),
+		conns:   make(map[net.Conn]struct{}),
+	}
+	cfg.Faults.register(cfg.Listener.Addr().String(), cfg.LocalID)
+	cfg.Faults.register(cfg.Advertise, cfg.LocalID)
+	m.wg.Add(1)
+	go m.acceptLoop()
+	return m, nil
+}
+
+// Addr is the bound bus address.
+func (m *Mux) Addr() net.Addr { return m.cfg.Listener.Addr() }
+
+// Close stops accepting, closes every stream and connection, and waits for
+// the Mux's goroutines.
+func (m *Mux) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	close(m.done)
+	streams := make([]*Stream, 0, len(m.streams))
+	for _, s := range m.streams {
+		streams = append(streams, s)
+	}
+	m.mu.Unlock()
+	err := m.cfg.Listener.Close()
+	for _, s := range streams {
+		_ = s.Close()
+	}
+	m.closeConns(func(net.Conn) bool { return true })
+	m.wg.Wait()
+	return err
+}
+
+func (m *Mux) closeConns(match func(net.Conn) bool) {
+	m.mu.Lock()
+	var victims []net.Conn
+	for c := range m.conns {
+		if match(c) {
+			victims = append(victims, c)
+		}
+	}
+	m.mu.Unlock()
+	for _, c := range victims {
+		_ = c.Close()
+	}
+}
+
+// track records c as live; false (and c is not tracked) once the Mux is closed.
+func (m *Mux) track(c net.Conn) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.conns[c] = struct{}{}
+	return true
+}
+
+func (m *Mux) untrack(c net.Conn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.conns, c)
+}
+
+func (m *Mux) acceptLoop() {
+	defer m.wg.Done()
+	var delay time.Duration
+	for {
+		c, err := m.cfg.Listener.Accept()
+		if err != nil {
+			select {
+			case <-m.done:
+				return
+			default:
+			}
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			m.log.Warn("bus accept failed", "err", err, "retry_in", delay)
+			select {
+			case <-m.done:
+				return
+			case <-time.After(delay):
+			}
+			continue
+		}
+		delay = 0
+		if !m.track(c) {
+			_ = c.Close()
+			return
+		}
+		m.wg.Add(1)
+		go m.handshake(c)
+	}
+}
+
+// handshake reads the header of an accepted conn and routes it.
+func (m *Mux) handshake(raw net.Conn) {
+	defer m.wg.Done()
+	_ = raw.SetReadDeadline(time.Now().Add(m.cfg.HeaderTimeout))
+	h, err := readHeader(raw)
+	m.untrack(raw)
+	if err != nil {
+		m.log.Debug("bus: dropping connection", "remote", raw.RemoteAddr().String(), "err", err)
+		_ = raw.Close()
+		return
+	}
+	_ = raw.SetReadDeadline(time.Time{})
+	c, err := m.wrap(raw, h.from, h.group)
+	if err != nil {
+		return
+	}
+	if h.group == ControlGroup {
+		m.serveControl(c)
+		return
+	}
+	m.mu.Lock()
+	s := m.streams[h.group]
+	m.mu.Unlock()
+	if s == nil {
+		m.log.Debug("bus: connection for unknown group", "group", h.group, "from", h.from)
+		_ = c.Close()
+		return
+	}
+	select {
+	case s.accept <- c:
+	case <-s.done:
+		_ = c.Close()
+	case <-time.After(m.cfg.HeaderTimeout):
+		m.log.Warn("bus: group not accepting connections", "group", h.group)
+		_ = c.Close()
+	}
+}
+
+// wrap turns raw into a tracked, fault-checked conn; on error raw is closed.
+func (m *Mux) wrap(raw net.Conn, remote string, group uint32) (*conn, error) {
+	c := &conn{Conn: raw, local: m.cfg.LocalID, remote: remote, group: group, faults: m.cfg.Faults}
+	c.onClose = func(c *conn) { m.untrack(c) }
+	if !m.track(c) {
+		_ = raw.Close()
+		return nil, ErrClosed
+	}
+	if !m.cfg.Faults.track(c) {
+		_ = c.Close()
+		return nil, ErrLinkCut
+	}
+	return c, nil
+}
+
+// dial opens a conn to addr for group and writes the header.
+func (m *Mux) dial(addr string, group uint32, timeout time.Duration) (*conn, error) {
+	select {
+	case <-m.done:
+		return nil, ErrClosed
+	default:
+	}
+	remote := m.cfg.Faults.idOf(addr)
+	if m.cfg.Faults.isCut(m.cfg.LocalID, remote) {
+		return nil, fmt.Errorf("dial %s: %w", addr, ErrLinkCut)
+	}
+	hdr, err := header{group: group, from: m.cfg.LocalID}.encode()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	c, err := m.wrap(raw, remote, group)
+	if err != nil {
+		return nil, err
+	}
+	if timeout > 0 {
+		_ = c.SetWriteDeadline(time.Now().Add(timeout))
+	}
+	if _, err := c.Write(hdr); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	_ = c.SetWriteDeadline(time.Time{})
+	return c, nil
+}
+
+// Stream registers group and returns its raft.StreamLayer.
+func (m *Mux) Stream(group uint32) (*Stream, error) {
+	if group == ControlGroup {
+		return nil, errors.New("transport: group 0 is reserved")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if _, dup := m.streams[group]; dup {
+		return nil, fmt.Errorf("transport: group %d already registered", group)
+	}
+	s := &Stream{mux: m, group: group, accept: make(chan net.Conn), done: make(chan struct{})}
+	m.streams[group] = s
+	return s, nil
+}
+
+// TransportOptions tunes the raft.NetworkTransport of one group.
+type TransportOptions struct {
+	Logger  hclog.Logger
+	MaxPool int           // default 3
+	Timeout time.Duration // I/O deadline, default 10 s
+}
+
+// Transport registers group and returns a raft transport over its stream.
+func (m *Mux) Transport(group uint32, o TransportOptions) (*raft.NetworkTransport, error) {
+	s, err := m.Stream(group)
+	if err != nil {
+		return nil, err
+	}
+	if o.MaxPool <= 0 {
+		o.MaxPool = 3
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  s,
+		MaxPool: o.MaxPool,
+		Timeout: o.Timeout,
+		Logger:  o.Logger,
+	}), nil
+}

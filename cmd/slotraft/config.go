@@ -1,0 +1,247 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/slotraft/slotraft/cluster"
+)
+
+// busPortOffset is the distance between a node's client port and its
+// cluster-bus port when the bus address is not given, as in Redis Cluster.
+const busPortOffset = 10000
+
+// serverFlags holds the raw values of `slotraft server`'s flags.
+type serverFlags struct {
+	id           string
+	bind         string
+	advertise    string
+	busBind      string
+	busAdvertise string
+	peers        string
+	dataDir      string
+	groups       int
+	replicas     int
+	logLevel     string
+	logFormat    string
+}
+
+// newServerFlagSet declares the server flags on a fresh FlagSet.
+func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(out)
+	f := &serverFlags{}
+	fs.StringVar(&f.id, "id", "", "stable node id (required), e.g. node1")
+	fs.StringVar(&f.bind, "bind", "127.0.0.1:7001", "client listen address host:port")
+	fs.StringVar(&f.advertise, "advertise", "", "client address other nodes and clients use (default: this node's --peers entry, else --bind)")
+	fs.StringVar(&f.busBind, "bus-bind", "", "cluster-bus listen address (default: --bind host, client port + 10000)")
+	fs.StringVar(&f.busAdvertise, "bus-advertise", "", "cluster-bus address other nodes dial (default: advertised host, client port + 10000)")
+	fs.StringVar(&f.peers, "peers", "", "every node of the cluster, self included, same order everywhere: id=host:port[@bushost:busport],...")
+	fs.StringVar(&f.dataDir, "data-dir", "", "directory for Raft logs and snapshots (default: data/<id>)")
+	fs.IntVar(&f.groups, "groups", 3, "number of slot groups (Raft groups)")
+	fs.IntVar(&f.replicas, "replicas", 3, "replicas per slot group (capped at the number of peers)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fs.Usage = func() {
+		fmt.Fprintf(out, "usage: slotraft server [flags]\n\nRuns one slotraft node.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	return fs, f
+}
+
+// parsePeers parses "id=host:port[@bushost:busport],...". A missing bus
+// address is derived from the client address (port + 10000).
+func parsePeers(s string) ([]cluster.Peer, error) {
+	var peers []cluster.Peer
+	seen := map[string]bool{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		id, addrs, ok := strings.Cut(item, "=")
+		if !ok || id == "" || addrs == "" {
+			return nil, fmt.Errorf("peer %q: want id=host:port[@bushost:busport]", item)
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("peer %q: duplicate id %q", item, id)
+		}
+		seen[id] = true
+		client, bus, hasBus := strings.Cut(addrs, "@")
+		if err := checkHostPort(client); err != nil {
+			return nil, fmt.Errorf("peer %q: client address: %w", item, err)
+		}
+		if !hasBus {
+			var err error
+			if bus, err = offsetPort(client, busPortOffset); err != nil {
+				return nil, fmt.Errorf("peer %q: %w", item, err)
+			}
+		} else if err := checkHostPort(bus); err != nil {
+			return nil, fmt.Errorf("peer %q: bus address: %w", item, err)
+		}
+		peers = append(peers, cluster.Peer{ID: id, ClientAddr: client, BusAddr: bus})
+	}
+	return peers, nil
+}
+
+// checkHostPort accepts host:port with a non-empty host and a port in 1..65535.
+func checkHostPort(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: %w", addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("%q: missing host", addr)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("%q: bad port", addr)
+	}
+	return nil
+}
+
+// offsetPort returns addr with its port moved by delta.
+func offsetPort(addr string, delta int) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("address %q: %w", addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p+delta > 65535 {
+		return "", fmt.Errorf("address %q: port + %d is not a valid port", addr, delta)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+delta)), nil
+}
+
+// isUnspecified reports whether addr listens on every interface (0.0.0.0, ::
+// or an empty host), which other nodes cannot dial.
+func isUnspecified(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
+}
+
+// clusterConfig turns the flags into a cluster.Config (Logger left nil).
+func (f *serverFlags) clusterConfig() (cluster.Config, error) {
+	var cfg cluster.Config
+	if f.id == "" {
+		return cfg, errors.New("--id is required")
+	}
+	if strings.ContainsAny(f.id, "=,@ ") {
+		return cfg, fmt.Errorf("--id %q: must not contain '=', ',', '@' or spaces", f.id)
+	}
+	if err := checkPort(f.bind); err != nil {
+		return cfg, fmt.Errorf("--bind: %w", err)
+	}
+	if f.groups < 1 {
+		return cfg, fmt.Errorf("--groups %d: want at least 1", f.groups)
+	}
+	if f.replicas < 1 {
+		return cfg, fmt.Errorf("--replicas %d: want at least 1", f.replicas)
+	}
+	peers, err := parsePeers(f.peers)
+	if err != nil {
+		return cfg, fmt.Errorf("--peers: %w", err)
+	}
+	self, err := f.selfPeer(peers)
+	if err != nil {
+		return cfg, err
+	}
+	if len(peers) == 0 {
+		peers = []cluster.Peer{self}
+	}
+	busBind := f.busBind
+	if busBind == "" {
+		if busBind, err = offsetPort(f.bind, busPortOffset); err != nil {
+			return cfg, fmt.Errorf("--bus-bind default: %w", err)
+		}
+	} else if err := checkPort(busBind); err != nil {
+		return cfg, fmt.Errorf("--bus-bind: %w", err)
+	}
+	dataDir := f.dataDir
+	if dataDir == "" {
+		dataDir = filepath.Join("data", f.id)
+	}
+	replicas := min(f.replicas, len(peers))
+	return cluster.Config{
+		ID:              f.id,
+		ClientBind:      f.bind,
+		ClientAdvertise: self.ClientAddr,
+		BusBind:         busBind,
+		BusAdvertise:    self.BusAddr,
+		DataDir:         dataDir,
+		Peers:           peers,
+		Groups:          f.groups,
+		Replicas:        replicas,
+	}, nil
+}
+
+// selfPeer works out this node's advertised addresses from the flags and its
+// own --peers entry, and checks that they agree.
+func (f *serverFlags) selfPeer(peers []cluster.Peer) (cluster.Peer, error) {
+	var entry *cluster.Peer
+	for i := range peers {
+		if peers[i].ID == f.id {
+			entry = &peers[i]
+		}
+	}
+	if len(peers) > 0 && entry == nil {
+		return cluster.Peer{}, fmt.Errorf("--peers does not list this node's --id %q", f.id)
+	}
+	self := cluster.Peer{ID: f.id, ClientAddr: f.advertise, BusAddr: f.busAdvertise}
+	if self.ClientAddr == "" {
+		if entry != nil {
+			self.ClientAddr = entry.ClientAddr
+		} else {
+			self.ClientAddr = f.bind
+		}
+	}
+	if err := checkHostPort(self.ClientAddr); err != nil {
+		return self, fmt.Errorf("--advertise: %w", err)
+	}
+	if isUnspecified(self.ClientAddr) {
+		return self, fmt.Errorf("advertised address %q is not dialable: set --advertise", self.ClientAddr)
+	}
+	if self.BusAddr == "" {
+		if entry != nil {
+			self.BusAddr = entry.BusAddr
+		} else {
+			bus, err := offsetPort(self.ClientAddr, busPortOffset)
+			if err != nil {
+				return self, fmt.Errorf("--bus-advertise default: %w", err)
+			}
+			self.BusAddr = bus
+		}
+	}
+	if err := checkHostPort(self.BusAddr); err != nil {
+		return self, fmt.Errorf("--bus-advertise: %w", err)
+	}
+	if entry != nil && (entry.ClientAddr != self.ClientAddr || entry.BusAddr != self.BusAddr) {
+		return self, fmt.Errorf("this node's --peers entry %s@%s disagrees with its advertised addresses %s@%s",
+			entry.ClientAddr, entry.BusAddr, self.ClientAddr, self.BusAddr)
+	}
+	return self, nil
+}
+
+// checkPort accepts a listen address host:port whose host may be empty.
+func checkPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: %w", addr, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%q: bad port", addr)
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+// Command slotraft runs a node of a slotraft cluster (`slotraft server`) or a
+// local three-process cluster for development (`slotraft dev`).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `slotraft: a Redis-Cluster-compatible key-value store replicated with Raft.
+
+usage:
+  slotraft server [flags]   run one node (slotraft server -h for flags)
+  slotraft dev [flags]      run a local cluster of separate server processes
+  slotraft version          print the version
+`
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches a subcommand and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "server":
+		err = runServer(args[1:], stderr)
+	case "dev":
+		err = runDev(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "slotraft %s\n", version)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "slotraft: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "slotraft %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// errUsage marks a bad command line whose message was already printed.
+var errUsage = errors.New("usage")

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/slotraft/slotraft/cluster"
+)
+
+// shutdownGrace bounds how long the client server may take to stop serving
+// after Close before the process gives up waiting for it.
+const shutdownGrace = 10 * time.Second
+
+// handOffTimeout bounds how long a stopping node tries to hand its
+// leaderships to other replicas before it closes anyway.
+const handOffTimeout = 10 * time.Second
+
+// runServer implements `slotraft server`: it runs one node until SIGINT or
+// SIGTERM, then shuts down cleanly and returns nil.
+func runServer(args []string, stderr io.Writer) error {
+	fs, f := newServerFlagSet(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "slotraft server: unexpected arguments %q\n", fs.Args())
+		return errUsage
+	}
+	logger, err := newLogger(stderr, f.logLevel, f.logFormat)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.clusterConfig()
+	if err != nil {
+		return err
+	}
+	cfg.Logger = logger
+	ctx, stop, which := signalContext()
+	defer stop()
+	return serveNode(ctx, stop, func() bool { return which() == syscall.SIGTERM }, cfg, logger)
+}
+
+// signalContext is done at the first SIGINT or SIGTERM; which tells which
+// one arrived. stop restores the default handling.
+func signalContext() (ctx context.Context, stop func(), which func() os.Signal) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	var got atomic.Value
+	go func() {
+		select {
+		case sig := <-sigs:
+			got.Store(sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	stop = func() { signal.Stop(sigs); cancel() }
+	which = func() os.Signal { sig, _ := got.Load().(os.Signal); return sig }
+	return ctx, stop, which
+}
+
+// serveNode opens the client listener and the node, serves clients until ctx
+// is done, then closes the server and the node. stop is called once ctx is
+// done so that a second signal kills the process the default way. When
+// handOff says so (SIGTERM: one node of a running cluster is stopped, as in
+// a rolling restart), the node first hands its leaderships to other
+// replicas; SIGINT (Ctrl-C on `make run`, which stops every node) does not.
+func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluster.Config, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.ClientBind)
+	if err != nil {
+		return fmt.Errorf("listen for clients on %s: %w", cfg.ClientBind, err)
+	}
+	node, err := cluster.NewNode(cfg)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("start node %s: %w", cfg.ID, err)
+	}
+	srv := cluster.NewServer(node, logger)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Info("slotraft node started",
+		"id", cfg.ID, "version", version, "client", ln.Addr().String(), "advertise", cfg.ClientAdvertise,
+		"bus", node.BusAddr(), "bus_advertise", cfg.BusAdvertise, "data_dir", cfg.DataDir,
+		"peers", len(cfg.Peers), "groups", cfg.Groups, "replicas", cfg.Replicas)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		stop()
+		logger.Info("signal received, shutting down", "id", cfg.ID)
+		if handOff() {
+			// Clients are redirected (MOVED) to the new leaders instead of
+			// waiting for an election.
+			hctx, cancel := context.WithTimeout(context.Background(), handOffTimeout)
+			if err := node.HandOff(hctx); err != nil {
+				logger.Warn("leadership hand-off incomplete", "err", err)
+			}
+			cancel()
+		}
+	case serveErr = <-served:
+		served = nil
+		logger.Error("client server stopped", "err", serveErr)
+	}
+	return shutdown(srv, node, served, serveErr, logger)
+}
+
+// shutdown stops accepting clients, waits for Serve to return, closes the
+// node, and reports the first real error.
+func shutdown(srv *cluster.Server, node *cluster.Node, served <-chan error, serveErr error, logger *slog.Logger) error {
+	closeErr := srv.Close()
+	if served != nil {
+		select {
+		case <-served:
+		case <-time.After(shutdownGrace):
+			logger.Warn("client server did not stop in time", "after", shutdownGrace)
+		}
+	}
+	nodeErr := node.Close()
+	switch {
+	case serveErr != nil && !errors.Is(serveErr, cluster.ErrServerClosed) && !errors.Is(serveErr, net.ErrClosed):
+		return fmt.Errorf("serve clients: %w", serveErr)
+	case closeErr != nil:
+		return fmt.Errorf("close client server: %w", closeErr)
+	case nodeErr != nil:
+		return fmt.Errorf("close node: %w", nodeErr)
+	}
+	logger.Info("slotraft node stopped")
+	return nil
+}

@@ -1,0 +1,166 @@
+package fsm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// EntryType says what a log entry asks the state machine to do.
+type EntryType uint8
+
+// IgnoreUnknown marks an entry type that an older node which does not know it
+// may skip; an unknown type without it stops the node.
+const IgnoreUnknown EntryType = 0x80
+
+// Entry types.
+const (
+	EntryCommands EntryType = 1 // Cmds are commands (name and arguments) run in order, atomically
+	EntryExpire   EntryType = 2 // Cmds[0] are keys to delete if expired at Now (active expiry)
+
+	// Blocking commands (blocking.go). Both may be skipped by a node that
+	// does not know them: such a node never blocks, so it has no waiters.
+
+	// EntryUnblock: Cmds[0] are encoded WaiterIDs (AppendWaiterID) whose
+	// deadline passed or whose client went away; each still waiting gets
+	// the timeout reply.
+	EntryUnblock EntryType = 3 | IgnoreUnknown
+	// EntryClearWaiters drops every waiter blocked in an earlier Raft term
+	// than the entry's own: a new leader proposes it, since those waiters'
+	// clients were connected to an earlier leader.
+	EntryClearWaiters EntryType = 4 | IgnoreUnknown
+)
+
+// Entry is one Raft log entry of a slot group.
+type Entry struct {
+	Type EntryType
+	Now  int64  // unix ms chosen by the leader
+	Seed uint64 // seed of the entry's randomness
+	Cmds [][][]byte
+	// Term is the Raft term the entry was proposed in. It is not encoded:
+	// FSM.Apply sets it from the log, so it is the same on every replica.
+	Term uint64
+}
+
+// entryVersion is the first byte of every encoded entry.
+const entryVersion = 1
+
+// headerLen: version, type, Now, Seed.
+const headerLen = 1 + 1 + 8 + 8
+
+// ErrBadEntry is wrapped by every DecodeEntry error.
+var ErrBadEntry = errors.New("fsm: bad log entry")
+
+// Encode renders e as: version byte, type byte, Now and Seed (8 bytes each,
+// big-endian), uvarint number of commands, then per command a uvarint number
+// of arguments and per argument a uvarint length and the bytes.
+func (e *Entry) Encode() []byte {
+	size := headerLen + binary.MaxVarintLen64
+	for _, cmd := range e.Cmds {
+		size += binary.MaxVarintLen64
+		for _, a := range cmd {
+			size += binary.MaxVarintLen64 + len(a)
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, entryVersion, byte(e.Type))
+	b = binary.BigEndian.AppendUint64(b, uint64(e.Now))
+	b = binary.BigEndian.AppendUint64(b, e.Seed)
+	b = binary.AppendUvarint(b, uint64(len(e.Cmds)))
+	for _, cmd := range e.Cmds {
+		b = binary.AppendUvarint(b, uint64(len(cmd)))
+		for _, a := range cmd {
+			b = binary.AppendUvarint(b, uint64(len(a)))
+			b = append(b, a...)
+		}
+	}
+	return b
+}
+
+// DecodeEntry parses an encoded entry. Every count and length is checked
+// against the bytes that remain before anything is allocated from it;
+// non-minimal varints and trailing bytes are refused, so a decoded entry
+// encodes back to the same bytes. Arguments alias b.
+func DecodeEntry(b []byte) (*Entry, error) {
+	if len(b) < headerLen {
+		return nil, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrBadEntry, len(b), headerLen)
+	}
+	if b[0] != entryVersion {
+		return nil, fmt.Errorf("%w: format version %d, want %d", ErrBadEntry, b[0], entryVersion)
+	}
+	e := &Entry{
+		Type: EntryType(b[1]),
+		Now:  int64(binary.BigEndian.Uint64(b[2:])),
+		Seed: binary.BigEndian.Uint64(b[10:]),
+	}
+	d := decoder{b: b, off: headerLen}
+	ncmd, err := d.count("commands")
+	if err != nil {
+		return nil, err
+	}
+	e.Cmds = make([][][]byte, ncmd)
+	for i := range e.Cmds {
+		if e.Cmds[i], err = d.command(); err != nil {
+			return nil, fmt.Errorf("command %d: %w", i, err)
+		}
+	}
+	if d.off != len(b) {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrBadEntry, len(b)-d.off)
+	}
+	return e, nil
+}
+
+type decoder struct {
+	b   []byte
+	off int
+}
+
+func (d *decoder) remaining() int { return len(d.b) - d.off }
+
+// uvarint reads a minimal uvarint.
+func (d *decoder) uvarint(what string) (uint64, error) {
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: bad %s varint at offset %d", ErrBadEntry, what, d.off)
+	}
+	if n != uvarintLen(v) {
+		return 0, fmt.Errorf("%w: non-minimal %s varint at offset %d", ErrBadEntry, what, d.off)
+	}
+	d.off += n
+	return v, nil
+}
+
+func uvarintLen(v uint64) int {
+	var buf [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(buf[:], v)
+}
+
+// count reads a number of items each taking at least one byte, so it can
+// not exceed the remaining input.
+func (d *decoder) count(what string) (int, error) {
+	n, err := d.uvarint(what)
+	if err != nil {
+		return 0, err
+	}
+	if n > uint64(d.remaining()) {
+		return 0, fmt.Errorf("%w: %d %s but %d bytes left", ErrBadEntry, n, what, d.remaining())
+	}
+	return int(n), nil
+}
+
+func (d *decoder) command() ([][]byte, error) {
+	argc, err := d.count("arguments")
+	if err != nil {
+		return nil, err
+	}
+	args := make([][]byte, argc)
+	for i := range args {
+		n, err := d.count("argument bytes")
+		if err != nil {
+			return nil, fmt.Errorf("argument %d: %w", i, err)
+		}
+		args[i] = d.b[d.off : d.off+n : d.off+n]
+		d.off += n
+	}
+	return args, nil
+}

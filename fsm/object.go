@@ -1,0 +1,165 @@
+package fsm
+
+import (
+	"strings"
+
+	"github.com/slotraft/slotraft/resp"
+	"github.com/slotraft/slotraft/store"
+)
+
+// OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ|HELP.
+
+// objectSubs are OBJECT's subcommands by lowercase name.
+var objectSubs = map[string]*Command{}
+
+func objSub(name string, arity int, flags resp.Flag, first int, acl []string, since, summary string,
+	run func(*Ctx, [][]byte) resp.Value) *Command {
+	c := &Command{Meta: &resp.Command{
+		Name: "object|" + name, Arity: arity, Flags: flags, FirstKey: first, LastKey: first, Step: min(first, 1),
+		ACL: acl, Group: "generic", Since: since, Summary: summary, Complexity: "O(1)",
+	}, Run: run}
+	objectSubs[name] = c
+	return c
+}
+
+func init() {
+	subs := []*Command{
+		objSub("encoding", 3, fR, 2, aclKeyReadSlow, "2.2.3", "Returns the internal encoding of a Redis object.", objEncoding),
+		objSub("freq", 3, fR, 2, aclKeyReadSlow, "4.0.0", "Returns the logarithmic access frequency counter of a Redis object.", objFreq),
+		objSub("help", 2, resp.FlagLoading|resp.FlagStale, 0, []string{"keyspace", "slow"}, "6.2.0",
+			"Returns helpful text about the different subcommands.", objHelp),
+		objSub("idletime", 3, fR, 2, aclKeyReadSlow, "2.2.3", "Returns the time since the last access to a Redis object.", objIdletime),
+		objSub("refcount", 3, fR, 2, aclKeyReadSlow, "2.2.3", "Returns the reference count of a value of a key.", objRefcount),
+	}
+	objectSubs["freq"].Meta.Tips = tipsNondet
+	objectSubs["idletime"].Meta.Tips = tipsNondet
+	metas := make([]*resp.Command, len(subs))
+	for i, s := range subs {
+		metas[i] = s.Meta
+	}
+	register(&Command{Meta: &resp.Command{
+		Name: "object", Arity: -2, ACL: []string{"slow"}, Group: "generic", Since: "2.2.3",
+		Summary: "A container for object introspection commands.", Complexity: "Depends on subcommand.",
+		Subcommands: metas, Keys: objectKeys,
+	}, Run: objectCmd})
+}
+
+// objectKeys gives routing the key of OBJECT <sub> key.
+func objectKeys(args [][]byte) []int {
+	if len(args) < 2 {
+		return nil
+	}
+	if sub := objectSubs[strings.ToLower(string(args[1]))]; sub != nil {
+		return sub.Meta.KeyIndexes(args)
+	}
+	return nil
+}
+
+func objectCmd(c *Ctx, args [][]byte) resp.Value {
+	sub := objectSubs[strings.ToLower(string(args[1]))]
+	if sub == nil {
+		return errReply(resp.ErrUnknownSubcommand(args[0], args[1]))
+	}
+	if !sub.Meta.ArityOK(len(args)) {
+		return errReply(resp.ErrWrongArgs(sub.Meta.Name))
+	}
+	return sub.Run(c, args)
+}
+
+// sharedIntegers is Redis's OBJ_SHARED_INTEGERS: 0..9999 are shared objects
+// whose refcount is OBJ_SHARED_REFCOUNT (INT_MAX).
+const sharedIntegers = 10000
+
+// encoding decides a string's encoding as Redis's tryObjectEncoding does
+// for a value stored by SET: "int" if it reads as a 64-bit integer (at most
+// 20 bytes, string2l syntax), "embstr" up to 44 bytes, else "raw".
+func encoding(s []byte) string {
+	if len(s) <= 20 {
+		if _, err := resp.ParseInt(s); err == nil {
+			return "int"
+		}
+	}
+	if len(s) <= 44 {
+		return "embstr"
+	}
+	return "raw"
+}
+
+func objEncoding(c *Ctx, args [][]byte) resp.Value {
+	o := c.get(args[2])
+	if o == nil {
+		return resp.Null()
+	}
+	if o.Type != store.TypeString {
+		if e, ok := o.Coll.(interface{ Encoding() string }); ok {
+			return resp.BulkString(e.Encoding())
+		}
+		return resp.BulkString(typeEncoding(o.Type))
+	}
+	return resp.BulkString(encoding(o.Str))
+}
+
+// typeEncoding is the encoding reported for a collection that does not
+// tell its own (Redis's choice for small values).
+func typeEncoding(t store.Type) string {
+	if t == store.TypeStream {
+		return "stream"
+	}
+	return "listpack"
+}
+
+func objRefcount(c *Ctx, args [][]byte) resp.Value {
+	o := c.get(args[2])
+	if o == nil {
+		return resp.Null()
+	}
+	if o.Type == store.TypeString && encoding(o.Str) == "int" {
+		if n, _ := resp.ParseInt(o.Str); n >= 0 && n < sharedIntegers {
+			return resp.Int(1<<31 - 1)
+		}
+	}
+	return one
+}
+
+// objIdletime reports seconds since the key last changed: slotraft records
+// writes only (Object.Touched), reads do not refresh it.
+func objIdletime(c *Ctx, args [][]byte) resp.Value {
+	o := c.get(args[2])
+	if o == nil {
+		return resp.Null()
+	}
+	return resp.Int(max(c.Now-o.Touched, 0) / 1000)
+}
+
+func objFreq(c *Ctx, args [][]byte) resp.Value {
+	if c.get(args[2]) == nil {
+		return resp.Null()
+	}
+	return errf("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+}
+
+var objectHelp = []string{
+	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"ENCODING <key>",
+	"    Return the kind of internal representation used in order to store the value",
+	"    associated with a <key>.",
+	"FREQ <key>",
+	"    Return the access frequency index of the <key>. The returned integer is",
+	"    proportional to the logarithm of the recent access frequency of the key.",
+	"IDLETIME <key>",
+	"    Return the idle time of the <key>, that is the approximated number of",
+	"    seconds elapsed since the last access to the key.",
+	"REFCOUNT <key>",
+	"    Return the number of references of the value associated with the specified",
+	"    <key>.",
+	"HELP",
+	"    Print this help.",
+}
+
+func objHelp(*Ctx, [][]byte) resp.Value {
+	out := make([]resp.Value, len(objectHelp))
+	for i, l := range objectHelp {
+		out[i] = resp.Status(l)
+	}
+	return resp.Array(out...)
+}

@@ -1,0 +1,77 @@
+package fsm
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/slotraft/slotraft/resp"
+)
+
+// FSM is the raft.FSM of one slot group: it decodes log entries and hands
+// them to its State. Snapshots are in snapshot.go.
+type FSM struct {
+	group  uint32
+	logger *slog.Logger
+	state  *State
+	hook   func(BlockEvent) // blocking commands' events; set before Raft starts
+}
+
+// ApplyResult is what FSM.Apply returns for an entry: one reply per command,
+// in order (a command that blocked has a marker reply, see BlockedWaiter),
+// and the blocking commands the entry added and ended (blocking.go).
+type ApplyResult struct {
+	Replies  []resp.Value
+	Blocked  []Blocked
+	Deferred []Deferred
+}
+
+// SetBlockingHook sets fn to receive, synchronously in Apply and Restore,
+// every event about blocked commands: those an entry blocks, the replies of
+// those it ends, and a reset after Restore. Call it before Raft starts.
+func (f *FSM) SetBlockingHook(fn func(BlockEvent)) { f.hook = fn }
+
+var _ raft.FSM = (*FSM)(nil)
+
+// New makes the FSM of group with an empty state.
+func New(group uint32, logger *slog.Logger) *FSM {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &FSM{group: group, logger: logger.With("group", group), state: NewState()}
+}
+
+// State is the group's processor, for reads and node commands.
+func (f *FSM) State() *State { return f.state }
+
+// Apply applies one committed log entry. An entry that cannot be decoded, or
+// whose type this binary does not know and may not skip, panics: a replica
+// must stop loudly rather than diverge silently.
+func (f *FSM) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	e, err := DecodeEntry(l.Data)
+	if err == nil {
+		e.Term = l.Term
+		var r *ApplyResult
+		if r, err = f.state.ApplyResult(l.Index, e); err == nil {
+			if f.hook != nil && (len(r.Blocked) > 0 || len(r.Deferred) > 0) {
+				f.hook(BlockEvent{Index: l.Index, Blocked: r.Blocked, Deferred: r.Deferred})
+			}
+			return r
+		}
+	}
+	msg := fmt.Sprintf("fsm: group %d: log index %d (term %d), type byte %s: %v",
+		f.group, l.Index, l.Term, typeByte(l.Data), err)
+	f.logger.Error("cannot apply log entry", "index", l.Index, "type", typeByte(l.Data), "err", err)
+	panic(msg)
+}
+
+func typeByte(data []byte) string {
+	if len(data) < 2 {
+		return "(none)"
+	}
+	return fmt.Sprintf("%#02x", data[1])
+}

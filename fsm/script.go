@@ -1,0 +1,409 @@
+package fsm
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/slotraft/slotraft/resp"
+)
+
+// Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and the data side of
+// SCRIPT (LOAD, EXISTS, FLUSH).
+//
+// EVAL and EVALSHA are writes (flag "write", which Redis does not set: here
+// it sends them through the log): the whole command (script text or SHA1 and
+// the arguments) is one log entry, and the script runs inside Apply on every
+// replica (lua.go), so its effects are atomic and identical everywhere.
+// EVALSHA is resolved against the group's script cache, which is replicated:
+// SCRIPT LOAD, SCRIPT FLUSH and every EVAL change it through the log, and it
+// is part of the group's snapshot. EVAL_RO and EVALSHA_RO run on the read
+// path and may not write.
+
+var scriptCmd = commandsOf("scripting")
+
+// Redis 7.2's scripting errors (eval.c).
+var (
+	errNoScript        = resp.NewError("NOSCRIPT No matching script. Please use EVAL.")
+	errNumKeysNegative = resp.NewError("ERR Number of keys can't be negative")
+	errNumKeysTooMany  = resp.NewError("ERR Number of keys can't be greater than number of args")
+	errNoScripting     = resp.NewError("ERR scripting is not available in this context")
+)
+
+func init() {
+	aclScript := []string{"slow", "scripting"}
+	const flags = resp.FlagNoScript | resp.FlagStale | resp.FlagSkipMonitor | resp.FlagMovableKeys
+	const complexity = "Depends on the script that is executed."
+	cmds := []*Command{
+		scriptCmd("eval", -3, flags|fW, 0, 0, 0, aclScript, "2.6.0",
+			"Executes a server-side Lua script.", complexity, evalCmd(false, false)),
+		scriptCmd("evalsha", -3, flags|fW, 0, 0, 0, aclScript, "2.6.0",
+			"Executes a server-side Lua script by SHA1 digest.", complexity, evalCmd(true, false)),
+		scriptCmd("eval_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
+			"Executes a read-only server-side Lua script.", complexity, evalCmd(false, true)),
+		scriptCmd("evalsha_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
+			"Executes a read-only server-side Lua script by SHA1 digest.", complexity, evalCmd(true, true)),
+		scriptCmd("script", -2, fW, 0, 0, 0, []string{"slow"}, "2.6.0",
+			"A container for Lua scripts management commands.", "Depends on subcommand.", scriptDataCmd),
+	}
+	for _, c := range cmds {
+		if c.Meta.Name == "script" {
+			continue
+		}
+		c.Meta.Keys = EvalKeys
+		rw := []string{"RW", "access", "update"}
+		if c.Meta.Flags&fR != 0 {
+			rw = []string{"RO", "access"}
+		}
+		c.Meta.KeySpecs = []resp.KeySpec{{Flags: rw, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}
+	}
+	register(cmds...)
+}
+
+// ParseNumKeys checks the numkeys argument of EVAL-like commands
+// (args[0] name, args[1] script or SHA1, args[2] numkeys) and returns the
+// number of keys, with Redis's errors.
+func ParseNumKeys(args [][]byte) (int, error) {
+	if len(args) < 3 {
+		return 0, resp.ErrWrongArgs(string(args[0]))
+	}
+	n, err := resp.ParseInt(args[2])
+	if err != nil {
+		return 0, resp.ErrNotInteger
+	}
+	if n > int64(len(args)-3) {
+		return 0, errNumKeysTooMany
+	}
+	if n < 0 {
+		return 0, errNumKeysNegative
+	}
+	return int(n), nil
+}
+
+// EvalKeys is Meta.Keys of the EVAL family: the numkeys keys after numkeys,
+// none when numkeys is invalid (the command then fails with its error).
+func EvalKeys(args [][]byte) []int {
+	n, err := ParseNumKeys(args)
+	if err != nil || n == 0 {
+		return nil
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 3 + i
+	}
+	return out
+}
+
+// IsScriptCommand reports whether name is EVAL, EVALSHA, EVAL_RO or EVALSHA_RO.
+func IsScriptCommand(name []byte) bool {
+	switch strings.ToLower(string(name)) {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro":
+		return true
+	}
+	return false
+}
+
+// SHA1Hex is the lowercase hex SHA1 of a script body, its name in the cache.
+func SHA1Hex(body []byte) string {
+	h := sha1.Sum(body)
+	return hex.EncodeToString(h[:])
+}
+
+func evalCmd(bySHA, readOnly bool) func(*Ctx, [][]byte) resp.Value {
+	return func(c *Ctx, args [][]byte) resp.Value {
+		nkeys, err := ParseNumKeys(args)
+		if err != nil {
+			return errReply(err)
+		}
+		if c.scripts == nil {
+			return errReply(errNoScripting)
+		}
+		var sha string
+		var body []byte
+		if bySHA {
+			sha = strings.ToLower(string(args[1]))
+			var ok bool
+			if body, ok = c.scripts.get(sha); !ok {
+				return errReply(errNoScript)
+			}
+		} else {
+			body = args[1]
+			sha = SHA1Hex(body)
+		}
+		proto, err := c.scripts.compile(sha, body)
+		if err != nil {
+			return errReply(err)
+		}
+		// EVAL caches its script, as Redis does. A read (EVAL_RO on the
+		// read path) must not change replicated state, so it does not.
+		if !bySHA && c.Index != 0 {
+			c.scripts.add(sha, body)
+		}
+		keys := args[3 : 3+nkeys]
+		argv := args[3+nkeys:]
+		return runScript(c, sha, proto, keys, argv, readOnly || c.Index == 0)
+	}
+}
+
+// scriptDataCmd is the group side of SCRIPT: LOAD and FLUSH arrive through
+// the log (the node proposes them to every group it leads), EXISTS reads.
+func scriptDataCmd(c *Ctx, args [][]byte) resp.Value {
+	if c.scripts == nil {
+		return errReply(errNoScripting)
+	}
+	sub := strings.ToLower(string(args[1]))
+	switch {
+	case sub == "load" && len(args) == 3:
+		if c.Index == 0 {
+			return errf("ERR SCRIPT LOAD is a write and must be proposed")
+		}
+		sha := SHA1Hex(args[2])
+		if _, err := c.scripts.compile(sha, args[2]); err != nil {
+			return errReply(err)
+		}
+		c.scripts.add(sha, args[2])
+		return resp.BulkString(sha)
+	case sub == "exists" && len(args) >= 3:
+		out := make([]resp.Value, len(args)-2)
+		for i, a := range args[2:] {
+			out[i] = zero
+			if c.scripts.has(strings.ToLower(string(a))) {
+				out[i] = one
+			}
+		}
+		return resp.Array(out...)
+	case sub == "flush" && len(args) <= 3:
+		if len(args) == 3 && !eq(args[2], "async") && !eq(args[2], "sync") {
+			return errf("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		}
+		if c.Index == 0 {
+			return errf("ERR SCRIPT FLUSH is a write and must be proposed")
+		}
+		c.scripts.flush()
+		return resp.OK()
+	case sub == "load" || sub == "exists" || sub == "flush":
+		return errReply(resp.ErrWrongArgs("script|" + sub))
+	}
+	return errReply(resp.ErrUnknownSubcommand(args[0], args[1]))
+}
+
+// scriptCache is a group's script cache. The scripts (SHA1 → body) are
+// replicated state: they change only in Apply, under the State's write lock,
+// and are read under its read lock. entries is append-only between flushes,
+// so a snapshot keeps a slice of it without copying (Persist reads the
+// entries below its length while Apply appends above it).
+//
+// compiled caches the compiled form of scripts by SHA1. It is derived,
+// not replicated (compiling is deterministic), and has its own lock because
+// reads (EVAL_RO) run concurrently.
+type scriptCache struct {
+	entries []scriptEntry
+	index   map[string]int
+
+	mu       sync.Mutex
+	compiled map[string]*compiledScript
+}
+
+type scriptEntry struct {
+	sha  string
+	body []byte
+}
+
+// maxCompiled bounds the compiled-script cache; it is dropped when full.
+const maxCompiled = 4096
+
+func (sc *scriptCache) get(sha string) ([]byte, bool) {
+	i, ok := sc.index[sha]
+	if !ok {
+		return nil, false
+	}
+	return sc.entries[i].body, true
+}
+
+func (sc *scriptCache) has(sha string) bool {
+	_, ok := sc.index[sha]
+	return ok
+}
+
+// add caches body under sha unless it is there already.
+func (sc *scriptCache) add(sha string, body []byte) {
+	if sc.has(sha) {
+		return
+	}
+	if sc.index == nil {
+		sc.index = map[string]int{}
+	}
+	sc.index[sha] = len(sc.entries)
+	sc.entries = append(sc.entries, scriptEntry{sha: sha, body: clone(body)})
+}
+
+func (sc *scriptCache) flush() {
+	sc.entries, sc.index = nil, nil
+	sc.mu.Lock()
+	sc.compiled = nil
+	sc.mu.Unlock()
+}
+
+// Len is the number of cached scripts.
+func (sc *scriptCache) Len() int { return len(sc.entries) }
+
+// view is the cache as of now, for a snapshot: O(1).
+func (sc *scriptCache) view() []scriptEntry { return sc.entries[:len(sc.entries):len(sc.entries)] }
+
+// compile returns the compiled script, compiling and remembering it if needed.
+func (sc *scriptCache) compile(sha string, body []byte) (*compiledScript, error) {
+	sc.mu.Lock()
+	p, ok := sc.compiled[sha]
+	sc.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := compileScript(body)
+	if err != nil {
+		return nil, err
+	}
+	sc.mu.Lock()
+	if sc.compiled == nil || len(sc.compiled) >= maxCompiled {
+		sc.compiled = map[string]*compiledScript{}
+	}
+	sc.compiled[sha] = p
+	sc.mu.Unlock()
+	return p, nil
+}
+
+// encodeScripts renders the scripts section of a snapshot: a uvarint count,
+// then per script a uvarint length and the body (the SHA1 is recomputed).
+func encodeScripts(es []scriptEntry) []byte {
+	size := binary.MaxVarintLen64
+	for _, e := range es {
+		size += binary.MaxVarintLen64 + len(e.body)
+	}
+	b := make([]byte, 0, size)
+	b = binary.AppendUvarint(b, uint64(len(es)))
+	for _, e := range es {
+		b = binary.AppendUvarint(b, uint64(len(e.body)))
+		b = append(b, e.body...)
+	}
+	return b
+}
+
+// decodeScripts parses encodeScripts' output.
+func decodeScripts(b []byte) ([]scriptEntry, error) {
+	d := decoder{b: b}
+	n, err := d.count("scripts")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]scriptEntry, 0, min(n, 1024))
+	for i := 0; i < n; i++ {
+		l, err := d.count("script bytes")
+		if err != nil {
+			return nil, fmt.Errorf("script %d: %w", i, err)
+		}
+		body := clone(d.b[d.off : d.off+l])
+		d.off += l
+		out = append(out, scriptEntry{sha: SHA1Hex(body), body: body})
+	}
+	if d.off != len(b) {
+		return nil, fmt.Errorf("%w: %d trailing bytes after the scripts", ErrBadSnapshot, len(b)-d.off)
+	}
+	return out, nil
+}
+
+// scriptsView returns the cache's entries for a snapshot, under the lock.
+func (s *State) scriptsView() []scriptEntry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.scripts.view()
+}
+
+// setScripts installs a restored cache.
+func (s *State) setScripts(entries []scriptEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scripts.flush()
+	for _, e := range entries {
+		s.scripts.add(e.sha, e.body)
+	}
+}
+
+// ScriptCount is the number of scripts in the group's cache (INFO, tests).
+func (s *State) ScriptCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.scripts.Len()
+}
+
+// HasScript reports whether the group's cache holds sha (any case).
+func (s *State) HasScript(sha string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.scripts.has(strings.ToLower(sha))
+}
+
+// ScriptBody returns the body cached under sha (any case).
+func (s *State) ScriptBody(sha string) ([]byte, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.scripts.get(strings.ToLower(sha))
+}
+
+// maxScriptsLen bounds the scripts section of a snapshot; it is read in
+// chunks, so a corrupt length fails at the end of the input.
+const maxScriptsLen = 1 << 30
+
+// appendScriptsSection appends the snapshot's scripts section: length,
+// encodeScripts, CRC-32C.
+func appendScriptsSection(b []byte, es []scriptEntry) []byte {
+	enc := encodeScripts(es)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(enc)))
+	b = append(b, enc...)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(enc, crc32c))
+}
+
+// readScriptsSection reads appendScriptsSection's output.
+func readScriptsSection(r io.Reader) ([]scriptEntry, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, fmt.Errorf("%w: scripts length: %w", ErrBadSnapshot, err)
+	}
+	size := int(binary.BigEndian.Uint32(n[:]))
+	if size > maxScriptsLen {
+		return nil, fmt.Errorf("%w: scripts section of %d bytes", ErrBadSnapshot, size)
+	}
+	var b []byte
+	for len(b) < size {
+		chunk := min(size-len(b), 64<<10)
+		b = slices.Grow(b, chunk)
+		if _, err := io.ReadFull(r, b[len(b):len(b)+chunk]); err != nil {
+			return nil, fmt.Errorf("%w: scripts: %w", ErrBadSnapshot, err)
+		}
+		b = b[:len(b)+chunk]
+	}
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, fmt.Errorf("%w: scripts checksum: %w", ErrBadSnapshot, err)
+	}
+	if crc32.Checksum(b, crc32c) != binary.BigEndian.Uint32(n[:]) {
+		return nil, fmt.Errorf("%w: scripts checksum mismatch", ErrBadSnapshot)
+	}
+	es, err := decodeScripts(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+	}
+	return es, nil
+}
+
+// CheckScript compiles a script body and returns its SHA1, or Redis's
+// compile error (for SCRIPT LOAD on a node that leads no group).
+func CheckScript(body []byte) (string, error) {
+	if _, err := compileScript(body); err != nil {
+		return "", err
+	}
+	return SHA1Hex(body), nil
+}

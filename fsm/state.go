@@ -1,0 +1,187 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/slotraft/slotraft/resp"
+	"github.com/slotraft/slotraft/store"
+)
+
+// ErrUnknownEntry is returned for an entry type this binary does not know
+// and may not skip (no IgnoreUnknown bit): the node must stop rather than
+// diverge.
+var ErrUnknownEntry = errors.New("fsm: unknown log entry type")
+
+// State is the processor of one slot group: the store and the time of the
+// last applied entry, behind a RWMutex. It knows nothing of Raft.
+type State struct {
+	mu      sync.RWMutex
+	store   *store.Store
+	lastNow int64
+	blk     blockState    // blocked commands (blocking.go)
+	reads   atomic.Uint64 // varies the seeds of reads' randomness
+	scripts scriptCache   // the replicated Lua script cache (script.go)
+}
+
+// NewState makes an empty State.
+func NewState() *State { return &State{store: store.New(), blk: newBlockState()} }
+
+// Apply applies entry e at log index index and returns one reply per
+// command (nil for other entry types). It panics on an entry type it may not
+// skip; ApplyEntry returns that as an error instead.
+func (s *State) Apply(index uint64, e *Entry) []resp.Value {
+	replies, err := s.ApplyEntry(index, e)
+	if err != nil {
+		panic(fmt.Sprintf("fsm: index %d: %v", index, err))
+	}
+	return replies
+}
+
+// ApplyEntry is Apply returning ErrUnknownEntry (wrapped) for an unknown
+// entry type without the IgnoreUnknown bit; an unknown type with the bit is
+// skipped. Time never goes backwards: the entry runs at max(e.Now, the last
+// entry's time), so a leader with a slower clock cannot resurrect keys.
+func (s *State) ApplyEntry(index uint64, e *Entry) ([]resp.Value, error) {
+	r, err := s.ApplyResult(index, e)
+	if err != nil {
+		return nil, err
+	}
+	return r.Replies, nil
+}
+
+// ApplyResult is ApplyEntry with the whole result: the replies, and the
+// commands that blocked and the blocked commands that ended (blocking.go).
+func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := max(e.Now, s.lastNow)
+	res := &ApplyResult{}
+	switch e.Type &^ IgnoreUnknown {
+	case EntryCommands:
+		s.lastNow = now
+		c := &Ctx{Store: s.store, Now: now, Index: index, Rand: rand.New(rand.NewPCG(e.Seed, e.Seed)), scripts: &s.scripts}
+		res.Replies = make([]resp.Value, len(e.Cmds))
+		for i, args := range e.Cmds {
+			res.Replies[i] = s.maybeBlock(c, args, i, run(c, args), e.Term, res)
+			s.serveReady(c, e.Term, res)
+		}
+		return res, nil
+	case EntryExpire:
+		s.lastNow = now
+		if len(e.Cmds) > 0 {
+			s.expire(now, e.Cmds[0])
+		}
+		return res, nil
+	case EntryUnblock &^ IgnoreUnknown:
+		s.lastNow = now
+		if len(e.Cmds) > 0 {
+			s.unblock(e.Cmds[0], res)
+		}
+		return res, nil
+	case EntryClearWaiters &^ IgnoreUnknown:
+		s.lastNow = now
+		s.clearWaiters(e.Term, res)
+		return res, nil
+	}
+	if e.Type&IgnoreUnknown != 0 {
+		return res, nil
+	}
+	return nil, fmt.Errorf("%w: %#x", ErrUnknownEntry, uint8(e.Type))
+}
+
+// run executes one command of a log entry: an unknown name or a wrong
+// number of arguments is the command's error reply, not a failure.
+func run(c *Ctx, args [][]byte) resp.Value {
+	if len(args) == 0 {
+		return errReply(resp.ErrUnknownCommand(nil, nil))
+	}
+	cmd := Lookup(args[0])
+	if cmd == nil {
+		return errReply(resp.ErrUnknownCommand(args[0], args[1:]))
+	}
+	if !cmd.Meta.ArityOK(len(args)) {
+		return errReply(resp.ErrWrongArgs(string(args[0])))
+	}
+	return safeRun(c, cmd, args)
+}
+
+// safeRun runs cmd and turns a panic (a bug in the command) into an error
+// reply, so that no input from a client can crash a node. In Apply every
+// replica runs the same code on the same state, so each one panics at the
+// same point and recovers the same way: replicas stay identical.
+func safeRun(c *Ctx, cmd *Command, args [][]byte) (v resp.Value) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("command panicked", "command", cmd.Meta.Name, "index", c.Index,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			v = errf("ERR internal error in '%s': %v", cmd.Meta.Name, p)
+		}
+	}()
+	return cmd.Run(c, args)
+}
+
+// expire deletes each key that is still expired at now (it may have been
+// rewritten since the leader proposed its deletion).
+func (s *State) expire(now int64, keys [][]byte) {
+	for _, k := range keys {
+		if o := s.store.GetRaw(k); o != nil && expired(o, now) {
+			s.store.Delete(k)
+		}
+	}
+}
+
+// Read runs a read-only command at time now (the leader's clock, never
+// earlier than the last applied entry) under the read lock. A write command
+// is refused: writes go through the log.
+func (s *State) Read(now int64, cmd *Command, args [][]byte) resp.Value {
+	if cmd.Meta.Flags&resp.FlagWrite != 0 {
+		return errf("ERR %s is a write command and must be proposed", cmd.Meta.Name)
+	}
+	seed := s.reads.Add(1)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c := &Ctx{Store: s.store, Now: max(now, s.lastNow), Rand: rand.New(rand.NewPCG(seed, uint64(now))), scripts: &s.scripts}
+	return safeRun(c, cmd, args)
+}
+
+// View runs fn with the store under the read lock (for node commands such as
+// CLUSTER COUNTKEYSINSLOT). fn must not modify the store.
+func (s *State) View(fn func(st *store.Store)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fn(s.store)
+}
+
+// LastNow is the time of the last applied entry (unix ms).
+func (s *State) LastNow() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.lastNow
+}
+
+// snapshot takes the O(1) copy-on-write view and the time under the lock.
+func (s *State) snapshot() (*store.View, int64) {
+	v, now, _ := s.snapshotAll()
+	return v, now
+}
+
+// snapshotAll is snapshot with the waiters (their records are immutable,
+// so copying the list is enough).
+func (s *State) snapshotAll() (*store.View, int64, []waiterRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.store.Snapshot(), s.lastNow, recordsOf(s.blk.sorted())
+}
+
+// replace installs a restored store, time and waiters.
+func (s *State) replace(st *store.Store, lastNow int64, blk blockState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.store, s.lastNow, s.blk = st, lastNow, blk
+}

@@ -1,0 +1,155 @@
+package fsm
+
+import (
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"github.com/slotraft/slotraft/resp"
+	"github.com/slotraft/slotraft/store"
+)
+
+// Ctx is what a command runs against.
+type Ctx struct {
+	Store *store.Store
+	Now   int64      // unix ms: entry time for writes (never decreasing), leader clock for reads
+	Index uint64     // log index (0 for reads)
+	Rand  *rand.Rand // seeded from the entry's seed (writes) / any (reads)
+	// Ready collects the keys that gained elements during this entry
+	// (signalReady), for serving clients blocked on them.
+	Ready [][]byte
+	// NoBlock: a blocking command run with this Ctx never blocks (MULTI,
+	// scripts); it answers as its non-blocking form (blocking.go).
+	NoBlock bool
+	// scripts is the group's script cache (script.go); nil where scripts
+	// cannot run.
+	scripts *scriptCache
+}
+
+// Command is one data command: its metadata and its implementation.
+type Command struct {
+	Meta *resp.Command
+	// Run executes the command; args[0] is the command name and the arity
+	// has been checked.
+	Run func(c *Ctx, args [][]byte) resp.Value
+}
+
+// cmdMaker builds a key-taking data command of one Redis command group with
+// its metadata as in Redis's src/commands/*.json.
+type cmdMaker func(name string, arity int, flags resp.Flag, first, last, step int, acl []string,
+	since, summary, complexity string, run func(*Ctx, [][]byte) resp.Value) *Command
+
+// commandsOf returns the maker for the commands of a Redis command group.
+func commandsOf(group string) cmdMaker {
+	return func(name string, arity int, flags resp.Flag, first, last, step int, acl []string,
+		since, summary, complexity string, run func(*Ctx, [][]byte) resp.Value) *Command {
+		return &Command{Meta: &resp.Command{
+			Name: name, Arity: arity, Flags: flags, FirstKey: first, LastKey: last, Step: step,
+			ACL: acl, Group: group, Since: since, Summary: summary, Complexity: complexity,
+		}, Run: run}
+	}
+}
+
+var (
+	strCmd = commandsOf("string")
+	genCmd = commandsOf("generic")
+)
+
+// registry holds the data commands by lowercase name.
+var registry = map[string]*Command{}
+
+// register adds commands; a name registered twice panics (two definitions of
+// one command is a programming error caught at start-up).
+func register(cmds ...*Command) {
+	for _, c := range cmds {
+		name := strings.ToLower(c.Meta.Name)
+		if _, dup := registry[name]; dup {
+			panic("fsm: command registered twice: " + name)
+		}
+		registry[name] = c
+	}
+}
+
+// Lookup finds a data command by name in any case; nil if unknown.
+func Lookup(name []byte) *Command {
+	if c, ok := registry[string(name)]; ok {
+		return c
+	}
+	return registry[strings.ToLower(string(name))]
+}
+
+// Commands returns every data command, sorted by name.
+func Commands() []*Command {
+	out := make([]*Command, 0, len(registry))
+	for _, c := range registry {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Meta.Name < out[j].Meta.Name })
+	return out
+}
+
+// Shorthands for the flags used in the tables.
+const (
+	fW = resp.FlagWrite
+	fR = resp.FlagReadOnly
+	fD = resp.FlagDenyOOM
+	fF = resp.FlagFast
+)
+
+// Tips as COMMAND INFO renders them.
+var (
+	tipsMultiSum  = []string{"request_policy:multi_shard", "response_policy:agg_sum"}
+	tipsAllSum    = []string{"request_policy:all_shards", "response_policy:agg_sum"}
+	tipsAllOK     = []string{"request_policy:all_shards", "response_policy:all_succeeded"}
+	tipsNondet    = []string{"nondeterministic_output"}
+	tipsMultiOK   = []string{"request_policy:multi_shard", "response_policy:all_succeeded"}
+	tipsMultiOnly = []string{"request_policy:multi_shard"}
+)
+
+// Reply helpers.
+var (
+	zero = resp.Int(0)
+	one  = resp.Int(1)
+)
+
+func errReply(err error) resp.Value { return resp.Err(err) }
+
+func errf(format string, args ...any) resp.Value { return resp.Err(resp.Errorf(format, args...)) }
+
+// get returns the live object at key (nil if absent or expired).
+func (c *Ctx) get(key []byte) *store.Object { return c.Store.Get(key, c.Now) }
+
+// getString returns the live string at key, nil if absent, or WRONGTYPE.
+func (c *Ctx) getString(key []byte) (*store.Object, error) {
+	o := c.get(key)
+	if o != nil && o.Type != store.TypeString {
+		return nil, resp.ErrWrongType
+	}
+	return o, nil
+}
+
+// put stores o at key, stamping it with the entry's index and time.
+func (c *Ctx) put(key []byte, o *store.Object) {
+	o.Version = c.Index
+	o.Touched = c.Now
+	c.Store.Put(key, o)
+}
+
+// putString stores a copy of val at key with expiry exp (unix ms, 0 = none).
+func (c *Ctx) putString(key, val []byte, exp int64) {
+	c.put(key, &store.Object{Type: store.TypeString, Str: clone(val), ExpireAt: exp})
+}
+
+// del removes key and reports whether a live key was removed. An expired
+// leftover is removed too (as Redis's lookupKeyWrite would) but not counted.
+func (c *Ctx) del(key []byte) bool {
+	live := c.get(key) != nil
+	c.Store.Delete(key)
+	return live
+}
+
+// clone copies b so that stored values never alias log-entry buffers.
+func clone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
+
+// eq reports whether an argument equals an option name, ignoring case.
+func eq(b []byte, s string) bool { return resp.EqualFold(b, s) }

@@ -1,0 +1,5 @@
+// Package resp owns the wire: reading commands, rendering replies for RESP2
+// and RESP3 clients (Value), Redis's error texts (Error), and the command
+// metadata type (Command, Table) with key extraction, which routing, COMMAND
+// and docs all read.
+package resp

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# make bench: drive a 3-node slotraft cluster and two reference redis-servers
+# (AOF with appendfsync always; no persistence) with redis-benchmark in one
+# run, then print ops/s, p50 and p99 per target and slotraft's throughput
+# ratio to each reference. Everything started here is stopped on exit.
+#
+# Tests: SET GET (BENCH_N requests each), then LPUSH LPOP SADD HSET ZADD
+# (redis-benchmark -t) and ZRANGE myzset 0 9 (a custom command; the key
+# carries redis-benchmark's {tag} in cluster mode), SETBIT, PFADD, GEOADD, EVALSHA of
+# the lock-release script, and XADD then XREADGROUP on one stream, with BENCH_COLL_N each.
+#
+# Knobs (environment): BENCH_N requests per test (default 200000),
+# BENCH_COLL_N requests per collection test (50000; 0 skips them),
+# BENCH_C clients (50), BENCH_R keyspace size for -r (100000),
+# BENCH_PIPELINES ("1 16"), SLOTRAFT_BASE_PORT (7101; bus ports +10000),
+# REDIS_AOF_PORT (7201), REDIS_MEM_PORT (7202).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BENCH_N=${BENCH_N:-200000}
+BENCH_COLL_N=${BENCH_COLL_N:-50000}
+BENCH_C=${BENCH_C:-50}
+BENCH_R=${BENCH_R:-100000}
+BENCH_PIPELINES=${BENCH_PIPELINES:-"1 16"}
+SLOTRAFT_BASE_PORT=${SLOTRAFT_BASE_PORT:-7101}
+REDIS_AOF_PORT=${REDIS_AOF_PORT:-7201}
+REDIS_MEM_PORT=${REDIS_MEM_PORT:-7202}
+
+for tool in redis-server redis-cli redis-benchmark go; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool not found (make test-deps installs the redis tools)" >&2; exit 1; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/slotraft-bench.XXXXXX")
+pids=()
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "bench: $*" >&2; }
+
+# wait_for DESCRIPTION SECONDS COMMAND...: poll COMMAND until it succeeds.
+wait_for() {
+	local what=$1 secs=$2 deadline
+	shift 2
+	deadline=$((SECONDS + secs))
+	until "$@" >/dev/null 2>&1; do
+		if ((SECONDS >= deadline)); then
+			log "$what not ready after ${secs}s"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+start_slotraft() {
+	log "building bin/slotraft"
+	CGO_ENABLED=0 go build -trimpath -o bin/slotraft ./cmd/slotraft
+	log "starting slotraft on 127.0.0.1:${SLOTRAFT_BASE_PORT}-$((SLOTRAFT_BASE_PORT + 2))"
+	bin/slotraft dev --base-port "$SLOTRAFT_BASE_PORT" --data-dir "$work/slotraft" --log-level warn \
+		>"$work/slotraft-dev.out" 2>&1 &
+	pids+=("$!")
+	local dev=$!
+	if ! wait_for "slotraft cluster" 90 grep -q "cluster_state:ok" "$work/slotraft-dev.out"; then
+		cat "$work/slotraft-dev.out" >&2
+		tail -n 20 "$work"/slotraft/node*.log >&2 || true
+		exit 1
+	fi
+	kill -0 "$dev"
+}
+
+# start_redis NAME PORT ARGS...: a redis-server with its own dir.
+start_redis() {
+	local name=$1 port=$2
+	shift 2
+	mkdir -p "$work/$name"
+	log "starting redis-server $name on 127.0.0.1:$port ($*)"
+	redis-server --bind 127.0.0.1 --port "$port" --dir "$work/$name" --daemonize no \
+		--logfile "$work/$name/redis.log" "$@" &
+	pids+=("$!")
+	wait_for "redis-server $name" 30 redis-cli -p "$port" ping
+}
+
+# run_benchmark TARGET PIPELINE ARGS...: one redis-benchmark run (a custom
+# command must come last in ARGS); its CSV
+# rows are appended to results.csv as target,test,pipeline,rps,p50,p99 (a
+# custom command's test is its first word).
+run_benchmark() {
+	local target=$1 pipeline=$2
+	shift 2
+	redis-benchmark -c "$BENCH_C" -r "$BENCH_R" -P "$pipeline" --csv "$@" >"$work/out.csv" 2>"$work/err.txt" ||
+		{ cat "$work/err.txt" >&2; return 1; }
+	# --cluster also prints the masters it found: keep only the result rows.
+	awk -F, -v t="$target" -v p="$pipeline" '$1 ~ /^"[A-Z]/ {
+		gsub(/"/, ""); split($1, w, " "); print t "," w[1] "," p "," $2 "," $5 "," $7
+	}' "$work/out.csv" >>"$work/results.csv"
+}
+
+# The compare-and-delete script that releases a lock taken with SET NX PX.
+UNLOCK_SCRIPT='if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end'
+
+# owner_port PORT KEY: the port of the node serving KEY (read off a MOVED
+# redirect; PORT itself when it serves KEY or is a plain redis-server).
+owner_port() {
+	local out
+	out=$(redis-cli -p "$1" EXISTS "$2" 2>&1)
+	if [[ $out == *MOVED* ]]; then
+		echo "${out##*:}"
+	else
+		echo "$1"
+	fi
+}
+
+# bench TARGET PORT PIPELINE [EXTRA...]: every test against one target.
+bench() {
+	local target=$1 port=$2 pipeline=$3 tag=""
+	shift 3
+	[[ " $* " == *" --cluster "* ]] && tag="{tag}"
+	log "redis-benchmark $target -P $pipeline -n $BENCH_N"
+	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$port" "$@" -t set,get -n "$BENCH_N"
+	((BENCH_COLL_N > 0)) || return 0
+	log "redis-benchmark $target -P $pipeline -n $BENCH_COLL_N (collections)"
+	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$port" "$@" -t lpush,lpop,sadd,hset,zadd -n "$BENCH_COLL_N"
+	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$port" "$@" -n "$BENCH_COLL_N" ZRANGE "myzset$tag" 0 9
+	# Bitmaps and geo. No __rand_int__ in a bit offset: it expands to a
+	# 12-digit number that both servers reject as an offset.
+	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$port" "$@" -n "$BENCH_COLL_N" SETBIT "bitmap$tag:__rand_int__" 100 1
+	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$port" "$@" -n "$BENCH_COLL_N" PFADD "hll$tag" "ele:__rand_int__"
+	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$port" "$@" -n "$BENCH_COLL_N" GEOADD "geo$tag" 13.__rand_int__ 38.__rand_int__ "m:__rand_int__"
+	# EVALSHA of the lock-release (compare-and-delete) script, loaded on
+	# every node first (SCRIPT LOAD reaches the groups a node leads).
+	local sha node nodes=("$port")
+	[[ -n $tag ]] && nodes=("$port" $((port + 1)) $((port + 2)))
+	for node in "${nodes[@]}"; do
+		sha=$(redis-cli -p "$node" SCRIPT LOAD "$UNLOCK_SCRIPT")
+	done
+	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$port" "$@" -n "$BENCH_COLL_N" EVALSHA "$sha" 1 "lock$tag:__rand_int__" token
+	# Streams on one key: redis-benchmark --cluster cannot create a consumer
+	# group for each {tag}, so every target gets one stream, driven on the
+	# node that serves it. XREADGROUP reads the entries XADD just added.
+	local skey="bench:{stream}" sport
+	sport=$(owner_port "$port" "$skey")
+	redis-cli -p "$sport" DEL "$skey" >/dev/null
+	redis-cli -p "$sport" XGROUP CREATE "$skey" g 0 MKSTREAM >/dev/null
+	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$sport" -n "$BENCH_COLL_N" XADD "$skey" MAXLEN '~' 1000000 '*' f v
+	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$sport" -n "$BENCH_COLL_N" XREADGROUP GROUP g c COUNT 1 STREAMS "$skey" '>'
+}
+
+start_slotraft
+start_redis redis-aof "$REDIS_AOF_PORT" --appendonly yes --appendfsync always --save ''
+start_redis redis-mem "$REDIS_MEM_PORT" --appendonly no --save ''
+
+: >"$work/results.csv"
+for p in $BENCH_PIPELINES; do
+	bench slotraft "$SLOTRAFT_BASE_PORT" "$p" --cluster
+	bench redis-aof "$REDIS_AOF_PORT" "$p"
+	bench redis-mem "$REDIS_MEM_PORT" "$p"
+done
+
+echo
+echo "slotraft (3 nodes, 3 groups x 3 replicas) vs redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
+echo "redis-benchmark -c $BENCH_C -n $BENCH_N -r $BENCH_R; $(nproc) cores; $(uname -sr)"
+echo "redis-aof: appendonly yes, appendfsync always.  redis-mem: no persistence."
+echo
+awk -F, '
+	{ key = $2 SUBSEP $3; rps[$1, key] = $4; rows[NR] = $0 }
+	END {
+		printf "%-10s %-6s %3s %12s %8s %8s %10s %10s\n", "target", "test", "P", "ops/s", "p50 ms", "p99 ms", "x aof", "x mem"
+		for (i = 1; i <= NR; i++) {
+			split(rows[i], f, ",")
+			key = f[2] SUBSEP f[3]
+			ra = rm = ""
+			if (f[1] == "slotraft") {
+				if (rps["redis-aof", key] > 0) ra = sprintf("%.2f", f[4] / rps["redis-aof", key])
+				if (rps["redis-mem", key] > 0) rm = sprintf("%.2f", f[4] / rps["redis-mem", key])
+			}
+			printf "%-10s %-6s %3s %12.0f %8.3f %8.3f %10s %10s\n", f[1], f[2], f[3], f[4], f[5], f[6], ra, rm
+		}
+	}' "$work/results.csv"
+echo
+echo "x aof / x mem: slotraft's ops/s divided by the reference's for the same test and pipeline."

@@ -1,0 +1,23 @@
+// Package store holds the keyspace of one slot group: every key with its
+// value Object, ordered by (slot, 48-bit hash of the key, key), with a
+// per-slot key count, an expiry index ordered by (ExpireAt, key), SCAN
+// cursors, cheap point-in-time Views and the streaming snapshot format
+// (View.WriteTo, Store.Restore).
+//
+// Concurrency. A Store is not safe for concurrent use: the state machine
+// (package fsm) is its only writer and serialises every access with its own
+// RWMutex. Snapshot must be called under the write lock: it is O(1), but it
+// marks the live tree so that later writes copy the nodes they touch.
+//
+// Immutability and copy-on-write. An Object, and a key, once stored are never
+// modified: a mutation builds a new *Object and Puts it. Snapshot shares the
+// key tree with the live Store (tidwall/btree copy-on-write: after Copy both
+// trees clone a shared node before their first write to it), so a View can
+// be read — for example streamed to disk by View.WriteTo — from another
+// goroutine while the state machine keeps mutating the Store. Slices returned
+// by the Store (keys, Object.Str) are shared and must not be modified.
+//
+// Time. Nothing here reads the clock: operations that depend on expiry take
+// the time (unix milliseconds) as an argument, so every replica computes the
+// same result from the same log.
+package store
