@@ -27,6 +27,7 @@ type Node struct {
 	byID   map[string]Peer
 	groups []*Group
 	mux    *transport.Mux
+	rpc    rpcTable // node-to-node services (rpc.go)
 	ready  atomic.Bool
 	// leaving is set by HandOff: this node no longer offers itself as a
 	// leader (it answers control queries as if it hosted nothing, so no
@@ -70,7 +71,7 @@ func NewNode(cfg Config) (*Node, error) {
 	}
 	n.mux, err = transport.New(transport.Config{
 		Listener: ln, LocalID: self.ID, Advertise: self.BusAddr,
-		Faults: cfg.Faults, Logger: n.log, Control: n.control,
+		Faults: cfg.Faults, Logger: n.log, Control: n.control, Handler: n.rpc.serve,
 	})
 	if err != nil {
 		_ = ln.Close()

@@ -47,14 +47,16 @@ type node struct {
 	served chan error
 }
 
-// Test timing: short enough that failover takes well under a second, long
-// enough that a loaded CI machine (-race, 2 cores) does not flap leaders.
-// A 100 ms lease flapped leaders under -race with several test packages
-// running at once (a pattern test saw "outcome unknown" with no fault).
+// Test timing: hashicorp/raft's defaults for heartbeat and election. CI runs
+// every package at once under -race on 2 cores; with 250 ms timeouts a busy
+// machine flapped leaders in tests that have no fault in them (a blocked
+// XREAD was unblocked by a leader change, a WATCH client saw CLUSTERDOWN).
+// Failover tests wait for the new leader with a deadline, so slower elections
+// cost them time, not correctness.
 const (
-	heartbeat   = 250 * time.Millisecond
-	election    = 250 * time.Millisecond
-	leaderLease = 200 * time.Millisecond
+	heartbeat   = 1000 * time.Millisecond
+	election    = 1000 * time.Millisecond
+	leaderLease = 500 * time.Millisecond
 	commit      = 5 * time.Millisecond
 )
 

@@ -21,6 +21,7 @@ type Config struct {
 	Logger        *slog.Logger  // optional
 	HeaderTimeout time.Duration // deadline for reading a header (default 5 s)
 	Control       ControlFunc   // answers control queries (nil: every group unknown)
+	Handler       RPCHandler    // answers node-to-node calls (nil: every call fails)
 }
 
 // ErrClosed is returned after the Mux or a Stream is closed.
@@ -36,6 +37,7 @@ type Mux struct {
 	closed  bool
 	streams map[uint32]*Stream
 	conns   map[net.Conn]struct{} // every live conn: handshaking, accepted, dialled
+	rpcPool map[string][]*rpcConn // idle dialled rpc connections by address
 }
 
 // New starts serving cfg.Listener.
@@ -173,8 +175,12 @@ func (m *Mux) handshake(raw net.Conn) {
 	if err != nil {
 		return
 	}
-	if h.group == ControlGroup {
+	switch h.group {
+	case ControlGroup:
 		m.serveControl(c)
+		return
+	case RPCGroup:
+		m.serveRPC(c)
 		return
 	}
 	m.mu.Lock()
@@ -246,8 +252,8 @@ func (m *Mux) dial(addr string, group uint32, timeout time.Duration) (*conn, err
 
 // Stream registers group and returns its raft.StreamLayer.
 func (m *Mux) Stream(group uint32) (*Stream, error) {
-	if group == ControlGroup {
-		return nil, errors.New("transport: group 0 is reserved")
+	if group == ControlGroup || group == RPCGroup {
+		return nil, fmt.Errorf("transport: group %d is reserved", group)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -1,0 +1,108 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func rpcMux(t *testing.T, id string, f *Faults, h RPCHandler) *Mux {
+	t.Helper()
+	m, err := New(Config{Listener: listen(t), LocalID: id, Faults: f, Handler: h, HeaderTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+func TestCall(t *testing.T) {
+	echo := func(_ context.Context, from string, svc Service, p []byte) ([]byte, error) {
+		if svc == 9 {
+			return nil, errors.New("nine is refused")
+		}
+		return fmt.Appendf(nil, "%s:%d:%s", from, svc, p), nil
+	}
+	a := rpcMux(t, "a", nil, nil)
+	b := rpcMux(t, "b", nil, echo)
+	ctx := context.Background()
+	for i := range 3 { // the second and third calls reuse the pooled connection
+		out, err := a.Call(ctx, b.Addr().String(), 3, []byte("hi"))
+		if err != nil || string(out) != "a:3:hi" {
+			t.Fatalf("call %d = %q, %v; want a:3:hi", i, out, err)
+		}
+	}
+	_, err := a.Call(ctx, b.Addr().String(), 9, nil)
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Msg != "nine is refused" {
+		t.Fatalf("refused call: %v, want RemoteError", err)
+	}
+	if _, err := b.Call(ctx, a.Addr().String(), 1, nil); !errors.As(err, &re) {
+		t.Fatalf("call to a node without handler: %v, want RemoteError", err)
+	}
+}
+
+func TestCallHonoursContextAndFaults(t *testing.T) {
+	release := make(chan struct{})
+	slow := func(ctx context.Context, _ string, _ Service, _ []byte) ([]byte, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	}
+	f := NewFaults()
+	a := rpcMux(t, "a", f, nil)
+	b := rpcMux(t, "b", f, slow)
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := a.Call(ctx, b.Addr().String(), 1, nil); !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+		t.Fatalf("slow call: %v, want a deadline error", err)
+	}
+	f.Cut("a", "b")
+	if _, err := a.Call(context.Background(), b.Addr().String(), 1, nil); !errors.Is(err, ErrLinkCut) {
+		t.Fatalf("call over a cut link: %v, want ErrLinkCut", err)
+	}
+}
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
+func TestReadFrameLimits(t *testing.T) {
+	var big bytes.Buffer
+	big.Write([]byte{1, 0xFF, 0xFF, 0xFF, 0xFF})
+	if _, _, err := readFrame(bufio.NewReader(&big)); !errors.Is(err, errRPCTooLarge) {
+		t.Fatalf("oversized frame: %v, want errRPCTooLarge", err)
+	}
+	short := bytes.NewReader([]byte{1, 0, 0, 0, 10, 'x'})
+	if _, _, err := readFrame(bufio.NewReader(short)); err == nil {
+		t.Fatal("truncated frame read without error")
+	}
+}
+
+func FuzzReadFrame(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0, 2, 'h', 'i'})
+	f.Add([]byte{0, 0, 0, 0, 0})
+	f.Add([]byte{7, 0x20, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		kind, payload, err := readFrame(bufio.NewReader(bytes.NewReader(in)))
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		w := bufio.NewWriter(&out)
+		if err := writeFrame(w, kind, payload); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), in[:5+len(payload)]) {
+			t.Fatalf("re-encoded frame differs: %x vs %x", out.Bytes(), in[:5+len(payload)])
+		}
+	})
+}
