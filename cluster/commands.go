@@ -74,6 +74,7 @@ func nodeCommands() []*command {
 	out = append(out, clientCommands()...)
 	out = append(out, nodewideCommands()...)
 	out = append(out, scriptCommands()...)
+	out = append(out, adminCommands()...)
 	return out
 }
 

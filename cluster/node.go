@@ -58,6 +58,7 @@ func NewNode(cfg Config) (*Node, error) {
 		byID:  make(map[string]Peer, len(cfg.Peers)),
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.rpc.handle(svcStatus, n.serveStatus)
 	for _, p := range n.peers {
 		n.byID[p.ID] = p
 	}

@@ -13,6 +13,7 @@ import (
 const (
 	svcPublish  transport.Service = 1 // pub/sub fan-out (pubsub.go)
 	svcFunction transport.Service = 2 // FUNCTION changes for groups led by the callee (function.go)
+	svcStatus   transport.Service = 3 // the callee's view of the groups it hosts (status.go)
 )
 
 // rpcFunc answers one call from node from.

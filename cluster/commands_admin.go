@@ -1,0 +1,44 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/slotraft/slotraft/resp"
+)
+
+// SLOTRAFT is the container of slotraft's own administration commands, the
+// ones `slotraft admin` sends. They speak JSON in a bulk string so tools
+// other than our CLI can read them too.
+
+func adminCommands() []*command {
+	flags := resp.FlagAdmin | resp.FlagNoScript | resp.FlagLoading | resp.FlagStale
+	acl := []string{"admin", "slow", "dangerous"}
+	subs := []subcommand{
+		{meta: subMeta("slotraft", "status", 2, flags, acl, "slotraft",
+			"Returns the cluster's nodes, groups, leaders, replicas and lag as JSON.",
+			"O(N) where N is the number of nodes and groups"), run: cmdSlotraftStatus},
+		{meta: subMeta("slotraft", "help", 2, resp.FlagLoading|resp.FlagStale, []string{"slow"}, "slotraft",
+			"Returns helpful text about the different subcommands.", "O(1)"), run: cmdSlotraftHelp},
+	}
+	meta := &resp.Command{Name: "slotraft", Arity: -2, Group: "server", Since: "slotraft",
+		Summary: "A container for slotraft's administration commands.", Complexity: "Depends on subcommand."}
+	return []*command{container(meta, subs)}
+}
+
+func cmdSlotraftStatus(s *Server, _ *client, _ [][]byte) resp.Value {
+	ctx, cancel := context.WithTimeout(s.ctx, 2*statusTimeout)
+	defer cancel()
+	b, err := json.Marshal(s.n.Status(ctx))
+	if err != nil {
+		return resp.Err(err)
+	}
+	return resp.Bulk(b)
+}
+
+func cmdSlotraftHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
+	return helpReply("SLOTRAFT", []string{
+		"STATUS",
+		"    Return the cluster's nodes, slot groups, leaders, replicas and replication lag as JSON.",
+	})
+}

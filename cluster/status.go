@@ -1,0 +1,200 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// statusTimeout bounds how long a status call waits for one peer: a node
+// that does not answer in time is reported unreachable.
+const statusTimeout = time.Second
+
+// ReplicaView is one node's view of one group it hosts.
+type ReplicaView struct {
+	Group        uint32 `json:"group"`
+	State        string `json:"state"` // Leader, Follower, Candidate, Shutdown
+	Leader       string `json:"leader"`
+	Term         uint64 `json:"term"`
+	LastIndex    uint64 `json:"last_index"`
+	CommitIndex  uint64 `json:"commit_index"`
+	AppliedIndex uint64 `json:"applied_index"`
+}
+
+// NodeView is what one node reports about itself.
+type NodeView struct {
+	ID       string        `json:"id"`
+	Leaving  bool          `json:"leaving"`
+	Ready    bool          `json:"ready"`
+	Replicas []ReplicaView `json:"replicas"`
+}
+
+// NodeStatus is one node of the cluster as the asking node sees it.
+type NodeStatus struct {
+	ID         string `json:"id"`
+	ClientAddr string `json:"client_addr"`
+	BusAddr    string `json:"bus_addr"`
+	Reachable  bool   `json:"reachable"`
+	Error      string `json:"error,omitempty"`
+	Leaving    bool   `json:"leaving"`
+	Leaders    int    `json:"leaders"`
+	Replicas   int    `json:"replicas"`
+}
+
+// ReplicaStatus is one replica of a group; Lag is how many entries the
+// replica has yet to apply of what its group's leader has in its log.
+type ReplicaStatus struct {
+	Node         string `json:"node"`
+	State        string `json:"state"` // as reported, or "unreachable"
+	Term         uint64 `json:"term,omitempty"`
+	AppliedIndex uint64 `json:"applied_index,omitempty"`
+	Lag          uint64 `json:"lag"`
+}
+
+// GroupStatus is one slot group.
+type GroupStatus struct {
+	ID       uint32          `json:"id"`
+	Slots    []string        `json:"slots"`
+	Leader   string          `json:"leader"` // "" if no reachable replica leads
+	Replicas []ReplicaStatus `json:"replicas"`
+}
+
+// ClusterStatus is the whole cluster as seen from one node.
+type ClusterStatus struct {
+	Self   string        `json:"self"`
+	At     time.Time     `json:"at"`
+	Nodes  []NodeStatus  `json:"nodes"`
+	Groups []GroupStatus `json:"groups"`
+}
+
+// View is this node's report about itself.
+func (n *Node) View() NodeView {
+	v := NodeView{ID: n.self.ID, Leaving: n.leaving.Load(), Ready: n.ready.Load()}
+	for _, g := range n.groups {
+		if !g.local {
+			continue
+		}
+		_, lid := g.raft.LeaderWithID()
+		st := g.raft.Stats()
+		v.Replicas = append(v.Replicas, ReplicaView{
+			Group: g.id, State: g.raft.State().String(), Leader: string(lid),
+			Term: g.raft.CurrentTerm(), LastIndex: g.raft.LastIndex(),
+			CommitIndex: parseStat(st["commit_index"]), AppliedIndex: g.raft.AppliedIndex(),
+		})
+	}
+	return v
+}
+
+func parseStat(s string) uint64 {
+	var v uint64
+	_, _ = fmt.Sscan(s, &v)
+	return v
+}
+
+func (n *Node) serveStatus(context.Context, string, []byte) ([]byte, error) {
+	return json.Marshal(n.View())
+}
+
+// Status asks every node for its view (in parallel, statusTimeout each)
+// and assembles the cluster's status.
+func (n *Node) Status(ctx context.Context) ClusterStatus {
+	views := make([]NodeView, len(n.peers))
+	errs := make([]error, len(n.peers))
+	var wg sync.WaitGroup
+	for i, p := range n.peers {
+		if p.ID == n.self.ID {
+			views[i] = n.View()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			views[i], errs[i] = n.peerView(ctx, p.ID)
+		}()
+	}
+	wg.Wait()
+	return assembleStatus(n.self.ID, n.peers, n.groups, views, errs)
+}
+
+func (n *Node) peerView(ctx context.Context, id string) (NodeView, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	b, err := n.call(ctx, id, svcStatus, nil)
+	if err != nil {
+		return NodeView{}, err
+	}
+	var v NodeView
+	if err := json.Unmarshal(b, &v); err != nil {
+		return NodeView{}, fmt.Errorf("status from %s: %w", id, err)
+	}
+	return v, nil
+}
+
+// assembleStatus joins the nodes' views: views[i] and errs[i] belong to peers[i].
+func assembleStatus(self string, peers []Peer, groups []*Group, views []NodeView, errs []error) ClusterStatus {
+	cs := ClusterStatus{Self: self, At: time.Now().UTC()}
+	byNode := map[string]map[uint32]ReplicaView{}
+	for i, p := range peers {
+		ns := NodeStatus{ID: p.ID, ClientAddr: p.ClientAddr, BusAddr: p.BusAddr, Reachable: errs[i] == nil}
+		if errs[i] != nil {
+			ns.Error = errs[i].Error()
+		} else {
+			ns.Leaving = views[i].Leaving
+			byNode[p.ID] = map[uint32]ReplicaView{}
+			for _, r := range views[i].Replicas {
+				byNode[p.ID][r.Group] = r
+				ns.Replicas++
+				if r.State == raft.Leader.String() {
+					ns.Leaders++
+				}
+			}
+		}
+		cs.Nodes = append(cs.Nodes, ns)
+	}
+	for _, g := range groups {
+		cs.Groups = append(cs.Groups, groupStatus(g, byNode))
+	}
+	return cs
+}
+
+func groupStatus(g *Group, byNode map[string]map[uint32]ReplicaView) GroupStatus {
+	gs := GroupStatus{ID: g.id}
+	for _, r := range g.ranges {
+		gs.Slots = append(gs.Slots, r.String())
+	}
+	var leaderLast, leaderTerm uint64
+	for _, p := range g.replicas {
+		if rv, ok := byNode[p.ID][g.id]; ok && rv.State == raft.Leader.String() && rv.Term >= leaderTerm {
+			gs.Leader, leaderLast, leaderTerm = p.ID, rv.LastIndex, rv.Term
+		}
+	}
+	for _, p := range g.replicas {
+		rs := ReplicaStatus{Node: p.ID, State: "unreachable"}
+		if views, ok := byNode[p.ID]; ok {
+			rs.State = "missing" // the node answers but does not host the group
+			if rv, ok := views[g.id]; ok {
+				rs.State, rs.Term, rs.AppliedIndex = rv.State, rv.Term, rv.AppliedIndex
+				if leaderLast > rv.AppliedIndex {
+					rs.Lag = leaderLast - rv.AppliedIndex
+				}
+			}
+		}
+		gs.Replicas = append(gs.Replicas, rs)
+	}
+	slices.SortStableFunc(gs.Replicas, func(a, b ReplicaStatus) int {
+		return boolRank(a.Node == gs.Leader) - boolRank(b.Node == gs.Leader)
+	})
+	return gs
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 0
+	}
+	return 1
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotraft/slotraft/cluster"
+)
+
+const adminUsage = `usage: slotraft admin [--addr host:port] [--timeout d] <command>
+
+commands:
+  status [--json]   nodes, slot groups, leaders, replicas, lag and slot ranges
+`
+
+// runAdmin runs an administration command against the node at --addr.
+func runAdmin(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, adminUsage) }
+	addr := fs.String("addr", "127.0.0.1:7001", "client address (host:port) of any node")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the node")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	rdb := redis.NewClient(&redis.Options{Addr: *addr, DialTimeout: *timeout, ReadTimeout: *timeout,
+		MaxRetries: -1, DisableIdentity: true, Protocol: 2})
+	defer rdb.Close()
+	switch fs.Arg(0) {
+	case "status":
+		return adminStatus(ctx, rdb, fs.Args()[1:], stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "slotraft admin: unknown command %q\n\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+}
+
+func adminStatus(ctx context.Context, rdb *redis.Client, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("admin status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the status as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	raw, err := rdb.Do(ctx, "SLOTRAFT", "STATUS").Text()
+	if err != nil {
+		return fmt.Errorf("status from %s: %w", rdb.Options().Addr, err)
+	}
+	if *asJSON {
+		_, err := fmt.Fprintln(stdout, raw)
+		return err
+	}
+	var st cluster.ClusterStatus
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return fmt.Errorf("status from %s: %w", rdb.Options().Addr, err)
+	}
+	return printStatus(stdout, st)
+}
+
+// printStatus renders the status as two tables: nodes, then groups.
+func printStatus(w io.Writer, st cluster.ClusterStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tCLIENT\tBUS\tSTATE\tLEADERS\tREPLICAS")
+	for _, n := range st.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", n.ID, n.ClientAddr, n.BusAddr, nodeState(n), n.Leaders, n.Replicas)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "GROUP\tSLOTS\tLEADER\tREPLICAS (state, lag)")
+	for _, g := range st.Groups {
+		leader := g.Leader
+		if leader == "" {
+			leader = "-"
+		}
+		reps := make([]string, len(g.Replicas))
+		for i, r := range g.Replicas {
+			reps[i] = fmt.Sprintf("%s %s %d", r.Node, strings.ToLower(r.State), r.Lag)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", g.ID, strings.Join(g.Slots, ","), leader, strings.Join(reps, ", "))
+	}
+	return tw.Flush()
+}
+
+func nodeState(n cluster.NodeStatus) string {
+	switch {
+	case !n.Reachable:
+		return "unreachable"
+	case n.Leaving:
+		return "leaving"
+	default:
+		return "up"
+	}
+}
