@@ -18,6 +18,9 @@ func adminCommands() []*command {
 		{meta: subMeta("slotraft", "status", 2, flags, acl, "slotraft",
 			"Returns the cluster's nodes, groups, leaders, replicas and lag as JSON.",
 			"O(N) where N is the number of nodes and groups"), run: cmdSlotraftStatus},
+		{meta: subMeta("slotraft", "leave", 2, flags, acl, "slotraft",
+			"Makes the node leave: it hands off its leaderships, waits until no group needs it for a quorum, then its process exits.",
+			"O(N) where N is the number of groups"), run: cmdSlotraftLeave},
 		{meta: subMeta("slotraft", "help", 2, resp.FlagLoading|resp.FlagStale, []string{"slow"}, "slotraft",
 			"Returns helpful text about the different subcommands.", "O(1)"), run: cmdSlotraftHelp},
 	}
@@ -36,9 +39,16 @@ func cmdSlotraftStatus(s *Server, _ *client, _ [][]byte) resp.Value {
 	return resp.Bulk(b)
 }
 
+func cmdSlotraftLeave(s *Server, _ *client, _ [][]byte) resp.Value {
+	s.n.RequestLeave()
+	return resp.OK()
+}
+
 func cmdSlotraftHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 	return helpReply("SLOTRAFT", []string{
 		"STATUS",
 		"    Return the cluster's nodes, slot groups, leaders, replicas and replication lag as JSON.",
+		"LEAVE",
+		"    Hand off this node's leaderships, wait until no group needs it for its quorum, then stop its process.",
 	})
 }

@@ -33,6 +33,10 @@ type Node struct {
 	// leader (it answers control queries as if it hosted nothing, so no
 	// peer hands a leadership back to it).
 	leaving atomic.Bool
+	// leaveReq is closed by RequestLeave (SLOTRAFT LEAVE): the process
+	// running the node leaves as on SIGTERM (leave.go).
+	leaveReq  chan struct{}
+	leaveOnce sync.Once
 
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
@@ -56,6 +60,8 @@ func NewNode(cfg Config) (*Node, error) {
 		self:  self,
 		peers: append([]Peer(nil), cfg.Peers...),
 		byID:  make(map[string]Peer, len(cfg.Peers)),
+
+		leaveReq: make(chan struct{}),
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.rpc.handle(svcStatus, n.serveStatus)

@@ -292,5 +292,14 @@ func (m *Mux) Transport(group uint32, o TransportOptions) (*raft.NetworkTranspor
 		MaxPool: o.MaxPool,
 		Timeout: o.Timeout,
 		Logger:  o.Logger,
+		// No pipelined replication. hashicorp/raft v1.7.3 can deadlock a
+		// leader's Shutdown when leadership is lost while a pipeline is
+		// busy: the response decoder exits on a higher term, the decoder of
+		// the transport waits to hand it a response forever, and the
+		// replicator waits to hand the transport the next request forever
+		// (seen as Node.Close hanging in a rolling-restart test). Proposals
+		// are batched already, so one AppendEntries in flight per follower
+		// costs little (raft's own docs measured pipelining as no gain).
+		MaxRPCsInFlight: 1,
 	}), nil
 }

@@ -19,6 +19,8 @@ const adminUsage = `usage: slotraft admin [--addr host:port] [--timeout d] <comm
 
 commands:
   status [--json]   nodes, slot groups, leaders, replicas, lag and slot ranges
+  leave             make the node at --addr leave as on SIGTERM: it hands off its
+                    leaderships, waits until no group needs it for a quorum, exits
 `
 
 // runAdmin runs an administration command against the node at --addr.
@@ -43,6 +45,12 @@ func runAdmin(args []string, stdout, stderr io.Writer) error {
 	switch fs.Arg(0) {
 	case "status":
 		return adminStatus(ctx, rdb, fs.Args()[1:], stdout, stderr)
+	case "leave":
+		if err := rdb.Do(ctx, "SLOTRAFT", "LEAVE").Err(); err != nil {
+			return fmt.Errorf("leave %s: %w", *addr, err)
+		}
+		fmt.Fprintf(stdout, "%s is leaving\n", *addr)
+		return nil
 	default:
 		fmt.Fprintf(stderr, "slotraft admin: unknown command %q\n\n", fs.Arg(0))
 		fs.Usage()

@@ -21,9 +21,11 @@ import (
 // after Close before the process gives up waiting for it.
 const shutdownGrace = 10 * time.Second
 
-// handOffTimeout bounds how long a stopping node tries to hand its
-// leaderships to other replicas before it closes anyway.
-const handOffTimeout = 10 * time.Second
+// leaveTimeout bounds how long a stopping node tries to hand its
+// leaderships to other replicas and waits for its groups to have a quorum
+// without it (Node.Leave) before it closes anyway. Below Kubernetes'
+// default 30 s grace period.
+const leaveTimeout = 20 * time.Second
 
 // runServer implements `slotraft server`: it runs one node until SIGINT or
 // SIGTERM, then shuts down cleanly and returns nil.
@@ -103,19 +105,28 @@ func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluste
 		stop()
 		logger.Info("signal received, shutting down", "id", cfg.ID)
 		if handOff() {
-			// Clients are redirected (MOVED) to the new leaders instead of
-			// waiting for an election.
-			hctx, cancel := context.WithTimeout(context.Background(), handOffTimeout)
-			if err := node.HandOff(hctx); err != nil {
-				logger.Warn("leadership hand-off incomplete", "err", err)
-			}
-			cancel()
+			leave(node, logger)
 		}
+	case <-node.LeaveRequested():
+		stop()
+		logger.Info("leave requested, shutting down", "id", cfg.ID)
+		leave(node, logger)
 	case serveErr = <-served:
 		served = nil
 		logger.Error("client server stopped", "err", serveErr)
 	}
 	return shutdown(srv, node, served, serveErr, logger)
+}
+
+// leave hands the node's leaderships to other replicas, so clients are
+// redirected (MOVED) instead of waiting for an election, and waits until its
+// groups have a quorum without it.
+func leave(node *cluster.Node, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+	defer cancel()
+	if err := node.Leave(ctx); err != nil {
+		logger.Warn("leaving incomplete", "err", err)
+	}
 }
 
 // shutdown stops accepting clients, waits for Serve to return, closes the

@@ -1,0 +1,106 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Leaving: a node that stops on purpose (SIGTERM, `slotraft admin leave`)
+// first hands its leaderships away (HandOff), then stays a voting follower
+// until every group it hosts has a quorum of other replicas that are up,
+// follow a leader and have nearly caught up. In a rolling restart this is
+// what makes the next node wait for the previous one to be back: stopping
+// it earlier would leave its groups without a majority.
+
+const (
+	// leaveMaxLag is how far behind its leader's log a replica may be and
+	// still count as caught up: it is replicating, not installing a snapshot.
+	leaveMaxLag  = 1024
+	leavePoll    = 200 * time.Millisecond
+	leaveStatusT = time.Second
+)
+
+// RequestLeave asks the process running this node to leave the cluster as
+// on SIGTERM; LeaveRequested is closed once it was asked.
+func (n *Node) RequestLeave() { n.leaveOnce.Do(func() { close(n.leaveReq) }) }
+
+// LeaveRequested is closed when RequestLeave was called.
+func (n *Node) LeaveRequested() <-chan struct{} { return n.leaveReq }
+
+// Leave hands off every leadership, then waits until the node is no longer
+// needed for any group's quorum. It returns an error when ctx ends first;
+// the caller stops the node anyway.
+func (n *Node) Leave(ctx context.Context) error {
+	if err := n.HandOff(ctx); err != nil {
+		return err
+	}
+	for {
+		needed := n.neededBy(ctx)
+		if len(needed) == 0 {
+			n.log.Info("no group needs this node for its quorum: leaving")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("leave: groups %v still need this node for their quorum: %w", needed, ctx.Err())
+		case <-time.After(leavePoll):
+		}
+	}
+}
+
+// neededBy lists the hosted groups whose other replicas do not make a
+// healthy quorum without this node.
+func (n *Node) neededBy(ctx context.Context) []uint32 {
+	ctx, cancel := context.WithTimeout(ctx, leaveStatusT)
+	defer cancel()
+	views := map[string]NodeView{}
+	for _, p := range n.peers {
+		if p.ID == n.self.ID {
+			continue
+		}
+		if v, err := n.peerView(ctx, p.ID); err == nil {
+			views[p.ID] = v
+		}
+	}
+	var needed []uint32
+	for _, g := range n.groups {
+		if g.local && !quorumWithout(g, n.self.ID, views) {
+			needed = append(needed, g.id)
+		}
+	}
+	return needed
+}
+
+// quorumWithout says whether g's replicas other than self are a majority of
+// g that follows one leader (not self) and has caught up with it.
+func quorumWithout(g *Group, self string, views map[string]NodeView) bool {
+	reps := map[string]ReplicaView{}
+	var leader ReplicaView
+	for _, p := range g.replicas {
+		v, ok := views[p.ID]
+		if !ok || p.ID == self {
+			continue
+		}
+		for _, r := range v.Replicas {
+			if r.Group == g.id {
+				reps[p.ID] = r
+				if r.State == raft.Leader.String() && r.Term >= leader.Term {
+					leader = r
+				}
+			}
+		}
+	}
+	if leader.State == "" {
+		return false
+	}
+	healthy := 0
+	for _, r := range reps {
+		if r.Term == leader.Term && r.Leader == leader.Leader && r.AppliedIndex+leaveMaxLag >= leader.LastIndex {
+			healthy++
+		}
+	}
+	return healthy >= len(g.replicas)/2+1
+}
