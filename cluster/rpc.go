@@ -27,15 +27,14 @@ type rpcTable struct {
 	handlers map[transport.Service]rpcFunc
 }
 
-// handle registers fn for svc; registering a service twice is a bug.
+// handle registers fn for svc. A later registration replaces an earlier
+// one: the services of a client server (pub/sub, functions) are registered
+// by NewServer, and a node may get a new server after the old one closed.
 func (t *rpcTable) handle(svc transport.Service, fn rpcFunc) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.handlers == nil {
 		t.handlers = map[transport.Service]rpcFunc{}
-	}
-	if _, dup := t.handlers[svc]; dup {
-		panic(fmt.Sprintf("cluster: rpc service %d registered twice", svc))
 	}
 	t.handlers[svc] = fn
 }
