@@ -131,6 +131,14 @@ func (c *rpcConn) roundTrip(svc byte, payload []byte) (byte, []byte, error) {
 }
 
 func (m *Mux) rpcConn(ctx context.Context, addr string) (*rpcConn, error) {
+	// Connections are closed after m.mu is released: Close untracks them,
+	// which takes m.mu.
+	var stale []*rpcConn
+	defer func() {
+		for _, c := range stale {
+			_ = c.Close()
+		}
+	}()
 	m.mu.Lock()
 	if m.rpcPool == nil {
 		m.rpcPool = map[string][]*rpcConn{}
@@ -142,7 +150,7 @@ func (m *Mux) rpcConn(ctx context.Context, addr string) (*rpcConn, error) {
 			m.mu.Unlock()
 			return c, nil
 		}
-		_ = c.Close()
+		stale = append(stale, c)
 	}
 	m.mu.Unlock()
 	timeout := ctlTimeout
@@ -159,12 +167,14 @@ func (m *Mux) rpcConn(ctx context.Context, addr string) (*rpcConn, error) {
 func (m *Mux) putRPCConn(addr string, c *rpcConn) {
 	c.used = time.Now()
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed || len(m.rpcPool[addr]) >= rpcPoolSize {
-		_ = c.Close()
-		return
+	keep := !m.closed && len(m.rpcPool[addr]) < rpcPoolSize
+	if keep {
+		m.rpcPool[addr] = append(m.rpcPool[addr], c)
 	}
-	m.rpcPool[addr] = append(m.rpcPool[addr], c)
+	m.mu.Unlock()
+	if !keep {
+		_ = c.Close() // outside m.mu: Close untracks, which takes it
+	}
 }
 
 // A frame is a kind byte (service or status), a 4-byte length and the payload.

@@ -106,3 +106,45 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestCallPoolChurn: more concurrent calls than the pool keeps, and a
+// pooled connection gone stale, both close connections; neither may hang
+// the Mux (Close untracks under the Mux's lock).
+func TestCallPoolChurn(t *testing.T) {
+	release := make(chan struct{})
+	slowEcho := func(_ context.Context, _ string, _ Service, p []byte) ([]byte, error) {
+		<-release
+		return p, nil
+	}
+	a := rpcMux(t, "a", nil, nil)
+	b := rpcMux(t, "b", nil, slowEcho)
+	addr := b.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const calls = 2*rpcPoolSize + 1
+	errs := make(chan error, calls)
+	for i := range calls {
+		go func() {
+			_, err := a.Call(ctx, addr, 1, []byte{byte(i)})
+			errs <- err
+		}()
+	}
+	close(release)
+	for range calls {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent call: %v", err)
+		}
+	}
+	a.mu.Lock()
+	pooled := len(a.rpcPool[addr])
+	for _, c := range a.rpcPool[addr] {
+		c.used = time.Now().Add(-2 * rpcPoolIdle)
+	}
+	a.mu.Unlock()
+	if pooled != rpcPoolSize {
+		t.Fatalf("%d pooled connections after %d calls, want %d", pooled, calls, rpcPoolSize)
+	}
+	if out, err := a.Call(ctx, addr, 1, []byte("after idle")); err != nil || string(out) != "after idle" {
+		t.Fatalf("call after the pool went stale: %q, %v", out, err)
+	}
+}
