@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # apt-get runs as root directly, through sudo otherwise.
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test test-deps lint bench fuzz docker clean
+.PHONY: all build run test test-deps lint bench bench-failover fuzz docker clean
 
 all: build
 
@@ -40,6 +40,11 @@ lint:
 
 bench: test-deps
 	scripts/bench.sh
+
+# Failover time of slotraft vs Redis Cluster (kill -9 a master under writes);
+# several minutes, not part of `make test`.
+bench-failover: test-deps
+	scripts/bench-failover.sh
 
 # Runs every Fuzz target for FUZZTIME (optional; not part of `make test`).
 fuzz:

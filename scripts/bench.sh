@@ -8,20 +8,35 @@
 # (redis-benchmark -t) and ZRANGE myzset 0 9 (a custom command; the key
 # carries redis-benchmark's {tag} in cluster mode), SETBIT, PFADD, GEOADD, EVALSHA of
 # the lock-release script, and XADD then XREADGROUP on one stream, with BENCH_COLL_N each.
+# Then what redis-benchmark cannot drive, with `slotraft bench`: MULTI/EXEC
+# transactions of 5 writes on one hash tag per client (BENCH_TX_N of them,
+# BENCH_C clients, pipeline 1), and PUBLISH to 1, 10 and 100 subscribers
+# spread over the nodes (BENCH_PUBSUB_N messages per round): messages
+# delivered per second and publish-to-delivery latency. A target without
+# pub/sub shows n/a.
 #
 # Knobs (environment): BENCH_N requests per test (default 200000),
 # BENCH_COLL_N requests per collection test (50000; 0 skips them),
 # BENCH_C clients (50), BENCH_R keyspace size for -r (100000),
-# BENCH_PIPELINES ("1 16"), SLOTRAFT_BASE_PORT (7101; bus ports +10000),
+# BENCH_PIPELINES ("1 16"), BENCH_TX_N (20000; 0 skips), BENCH_PUBSUB_N
+# (10000; 0 skips), BENCH_PUBSUB_SUBS ("1,10,100"), BENCH_PUBSUB_PUBLISHERS
+# (4), SLOTRAFT_BASE_PORT (7101; bus ports +10000),
 # REDIS_AOF_PORT (7201), REDIS_MEM_PORT (7202).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+LOG_PREFIX=bench
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
 BENCH_N=${BENCH_N:-200000}
 BENCH_COLL_N=${BENCH_COLL_N:-50000}
 BENCH_C=${BENCH_C:-50}
 BENCH_R=${BENCH_R:-100000}
 BENCH_PIPELINES=${BENCH_PIPELINES:-"1 16"}
+BENCH_TX_N=${BENCH_TX_N:-20000}
+BENCH_PUBSUB_N=${BENCH_PUBSUB_N:-10000}
+BENCH_PUBSUB_SUBS=${BENCH_PUBSUB_SUBS:-"1,10,100"}
+BENCH_PUBSUB_PUBLISHERS=${BENCH_PUBSUB_PUBLISHERS:-4}
 SLOTRAFT_BASE_PORT=${SLOTRAFT_BASE_PORT:-7101}
 REDIS_AOF_PORT=${REDIS_AOF_PORT:-7201}
 REDIS_MEM_PORT=${REDIS_MEM_PORT:-7202}
@@ -33,29 +48,11 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/slotraft-bench.XXXXXX")
 pids=()
 cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	stop_pids "${pids[@]}"
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-log() { echo "bench: $*" >&2; }
-
-# wait_for DESCRIPTION SECONDS COMMAND...: poll COMMAND until it succeeds.
-wait_for() {
-	local what=$1 secs=$2 deadline
-	shift 2
-	deadline=$((SECONDS + secs))
-	until "$@" >/dev/null 2>&1; do
-		if ((SECONDS >= deadline)); then
-			log "$what not ready after ${secs}s"
-			return 1
-		fi
-		sleep 0.2
-	done
-}
 
 start_slotraft() {
 	log "building bin/slotraft"
@@ -94,10 +91,45 @@ run_benchmark() {
 	shift 2
 	redis-benchmark -c "$BENCH_C" -r "$BENCH_R" -P "$pipeline" --csv "$@" >"$work/out.csv" 2>"$work/err.txt" ||
 		{ cat "$work/err.txt" >&2; return 1; }
+	append_results "$target" "$pipeline"
+}
+
+# append_results TARGET PIPELINE: out.csv's result rows (redis-benchmark's
+# --csv columns) to results.csv.
+append_results() {
 	# --cluster also prints the masters it found: keep only the result rows.
-	awk -F, -v t="$target" -v p="$pipeline" '$1 ~ /^"[A-Z]/ {
+	awk -F, -v t="$1" -v p="$2" '$1 ~ /^"[A-Z]/ {
 		gsub(/"/, ""); split($1, w, " "); print t "," w[1] "," p "," $2 "," $5 "," $7
 	}' "$work/out.csv" >>"$work/results.csv"
+}
+
+# run_tool TARGET WORKLOAD ARGS...: one `slotraft bench` run at pipeline 1;
+# its rows use redis-benchmark's CSV columns.
+run_tool() {
+	local target=$1
+	shift
+	log "slotraft bench $* ($target)"
+	bin/slotraft bench "$@" --csv >"$work/out.csv" 2>"$work/err.txt" ||
+		{ cat "$work/err.txt" >&2; return 1; }
+	sed 's/^/  /' "$work/err.txt" >&2
+	append_results "$target" 1
+}
+
+# tools TARGET ADDRS [--cluster]: the transaction and pub/sub workloads.
+# Pub/sub that fails on a target is reported as n/a, not as a failed run.
+tools() {
+	local target=$1 addrs=$2 cluster=${3:-} subs
+	if ((BENCH_TX_N > 0)); then
+		run_tool "$target" tx --addrs "$addrs" $cluster --clients "$BENCH_C" --requests "$BENCH_TX_N"
+	fi
+	((BENCH_PUBSUB_N > 0)) || return 0
+	if ! run_tool "$target" pubsub --addrs "$addrs" --subscribers "$BENCH_PUBSUB_SUBS" \
+		--messages "$BENCH_PUBSUB_N" --publishers "$BENCH_PUBSUB_PUBLISHERS"; then
+		log "pub/sub failed on $target: reported as n/a"
+		for subs in ${BENCH_PUBSUB_SUBS//,/ }; do
+			echo "$target,PUBSUB-$subs,1,n/a,n/a,n/a" >>"$work/results.csv"
+		done
+	fi
 }
 
 # The compare-and-delete script that releases a lock taken with SET NX PX.
@@ -160,6 +192,9 @@ for p in $BENCH_PIPELINES; do
 	bench redis-aof "$REDIS_AOF_PORT" "$p"
 	bench redis-mem "$REDIS_MEM_PORT" "$p"
 done
+tools slotraft "127.0.0.1:$SLOTRAFT_BASE_PORT,127.0.0.1:$((SLOTRAFT_BASE_PORT + 1)),127.0.0.1:$((SLOTRAFT_BASE_PORT + 2))" --cluster
+tools redis-aof "127.0.0.1:$REDIS_AOF_PORT"
+tools redis-mem "127.0.0.1:$REDIS_MEM_PORT"
 
 echo
 echo "slotraft (3 nodes, 3 groups x 3 replicas) vs redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
@@ -169,17 +204,23 @@ echo
 awk -F, '
 	{ key = $2 SUBSEP $3; rps[$1, key] = $4; rows[NR] = $0 }
 	END {
-		printf "%-10s %-6s %3s %12s %8s %8s %10s %10s\n", "target", "test", "P", "ops/s", "p50 ms", "p99 ms", "x aof", "x mem"
+		printf "%-10s %-10s %3s %12s %8s %8s %10s %10s\n", "target", "test", "P", "ops/s", "p50 ms", "p99 ms", "x aof", "x mem"
 		for (i = 1; i <= NR; i++) {
 			split(rows[i], f, ",")
 			key = f[2] SUBSEP f[3]
 			ra = rm = ""
-			if (f[1] == "slotraft") {
-				if (rps["redis-aof", key] > 0) ra = sprintf("%.2f", f[4] / rps["redis-aof", key])
-				if (rps["redis-mem", key] > 0) rm = sprintf("%.2f", f[4] / rps["redis-mem", key])
+			if (f[4] == "n/a") {
+				printf "%-10s %-10s %3s %12s %8s %8s %10s %10s\n", f[1], f[2], f[3], "n/a", "n/a", "n/a", "", ""
+				continue
 			}
-			printf "%-10s %-6s %3s %12.0f %8.3f %8.3f %10s %10s\n", f[1], f[2], f[3], f[4], f[5], f[6], ra, rm
+			if (f[1] == "slotraft") {
+				if (rps["redis-aof", key] + 0 > 0) ra = sprintf("%.2f", f[4] / rps["redis-aof", key])
+				if (rps["redis-mem", key] + 0 > 0) rm = sprintf("%.2f", f[4] / rps["redis-mem", key])
+			}
+			printf "%-10s %-10s %3s %12.0f %8.3f %8.3f %10s %10s\n", f[1], f[2], f[3], f[4], f[5], f[6], ra, rm
 		}
 	}' "$work/results.csv"
 echo
 echo "x aof / x mem: slotraft's ops/s divided by the reference's for the same test and pipeline."
+echo "MULTI/EXEC: transactions/s and latency of MULTI; INCR; SET; LPUSH; HINCRBY; EXPIRE; EXEC (one round trip each)."
+echo "PUBSUB-N: messages delivered/s to N subscribers spread over the nodes, PUBLISH-to-delivery latency."

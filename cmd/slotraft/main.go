@@ -15,6 +15,7 @@ const usage = `slotraft: a Redis-Cluster-compatible key-value store replicated w
 usage:
   slotraft server [flags]   run one node (slotraft server -h for flags)
   slotraft dev [flags]      run a local cluster of separate server processes
+  slotraft bench <workload> transactions, pub/sub and failover benchmarks (slotraft bench help)
   slotraft admin <command>  administer a running cluster (slotraft admin -h)
   slotraft version          print the version
 `
@@ -38,6 +39,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runServer(args[1:], stderr)
 	case "dev":
 		err = runDev(args[1:], stdout, stderr)
+	case "bench":
+		err = runBench(args[1:], stdout, stderr)
 	case "admin":
 		err = runAdmin(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
