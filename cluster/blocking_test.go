@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func (b *blkConn) read(timeout time.Duration) string {
 			return "nil"
 		}
 		buf := make([]byte, n+2)
-		if _, err := readFull(b.rd, buf); err != nil {
+		if _, err := io.ReadFull(b.rd, buf); err != nil {
 			b.t.Fatal(err)
 		}
 		return string(buf[:n])
@@ -71,18 +72,6 @@ func (b *blkConn) read(timeout time.Duration) string {
 		return "[" + strings.Join(parts, " ") + "]"
 	}
 	return line
-}
-
-func readFull(rd *bufio.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := rd.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // serveNode runs a Server for node i on a fresh port.

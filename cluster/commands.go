@@ -74,6 +74,9 @@ func nodeCommands() []*command {
 	out = append(out, clientCommands()...)
 	out = append(out, nodewideCommands()...)
 	out = append(out, scriptCommands()...)
+	out = append(out, functionCommands()...)
+	out = append(out, pubsubCommands()...)
+	out = append(out, configCommand())
 	out = append(out, adminCommands()...)
 	return out
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/slotraft/slotraft/resp"
 )
@@ -21,6 +22,9 @@ func adminCommands() []*command {
 		{meta: subMeta("slotraft", "leave", 2, flags, acl, "slotraft",
 			"Makes the node leave: it hands off its leaderships, waits until no group needs it for a quorum, then its process exits.",
 			"O(N) where N is the number of groups"), run: cmdSlotraftLeave},
+		{meta: subMeta("slotraft", "transfer-leader", 4, flags, acl, "slotraft",
+			"Makes a replica the preferred leader of a slot group (recorded in the group's log) and waits until it leads.",
+			"O(1)"), run: cmdSlotraftTransferLeader},
 		{meta: subMeta("slotraft", "help", 2, resp.FlagLoading|resp.FlagStale, []string{"slow"}, "slotraft",
 			"Returns helpful text about the different subcommands.", "O(1)"), run: cmdSlotraftHelp},
 	}
@@ -44,10 +48,25 @@ func cmdSlotraftLeave(s *Server, _ *client, _ [][]byte) resp.Value {
 	return resp.OK()
 }
 
+func cmdSlotraftTransferLeader(s *Server, _ *client, args [][]byte) resp.Value {
+	gid, err := strconv.ParseUint(string(args[2]), 10, 32)
+	if err != nil {
+		return resp.Err(resp.NewError("ERR invalid group id"))
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout+transferWait)
+	defer cancel()
+	if err := s.n.TransferLeader(ctx, uint32(gid), string(args[3])); err != nil {
+		return resp.Err(resp.NewError("ERR " + err.Error()))
+	}
+	return resp.OK()
+}
+
 func cmdSlotraftHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 	return helpReply("SLOTRAFT", []string{
 		"STATUS",
 		"    Return the cluster's nodes, slot groups, leaders, replicas and replication lag as JSON.",
+		"TRANSFER-LEADER <group> <node-id>",
+		"    Make <node-id> the preferred leader of slot group <group> (kept in the group's log) and wait until it leads.",
 		"LEAVE",
 		"    Hand off this node's leaderships, wait until no group needs it for its quorum, then stop its process.",
 	})

@@ -44,7 +44,28 @@ func clientCommands() []*command {
 	}
 	meta := &resp.Command{Name: "client", Arity: -2, Group: "connection", Since: "2.4.0",
 		Summary: "A container for client connection commands.", Complexity: "Depends on subcommand."}
-	return []*command{container(meta, subs)}
+	return []*command{container(meta, subs), resetCommand()}
+}
+
+func resetCommand() *command {
+	return &command{meta: &resp.Command{Name: "reset", Arity: 1,
+		Flags: resp.FlagNoScript | resp.FlagLoading | resp.FlagStale | resp.FlagFast | resp.FlagNoAuth | resp.FlagAllowBusy,
+		ACL:   []string{"fast", "connection"}, Group: "connection", Since: "6.2.0",
+		Summary: "Resets the connection.", Complexity: "O(1)"}, node: cmdReset}
+}
+
+// cmdReset is RESET: the connection's state goes back to a new
+// connection's (no transaction or watches, no subscriptions, RESP2, no
+// name, READWRITE, no ASKING), then +RESET. The library name stays, as in
+// Redis.
+func cmdReset(s *Server, c *client, _ [][]byte) resp.Value {
+	c.tx = nil
+	c.asking = false
+	s.resetPubsub(c)
+	c.setProtocol(resp.RESP2)
+	c.setName("")
+	c.setReadonly(false)
+	return resp.Status("RESET")
 }
 
 func cmdClientID(_ *Server, c *client, _ [][]byte) resp.Value { return resp.Int(int64(c.id)) }
@@ -120,8 +141,8 @@ func cmdClientList(s *Server, _ *client, args [][]byte) resp.Value {
 	now := time.Now()
 	var b strings.Builder
 	for _, c := range s.clientList() {
-		if typ != "" && typ != "normal" {
-			continue // no replication links or subscribers are clients here
+		if typ != "" && typ != clientType(c) {
+			continue
 		}
 		if ids != nil && !slices.Contains(ids, c.id) {
 			continue
@@ -130,6 +151,18 @@ func cmdClientList(s *Server, _ *client, args [][]byte) resp.Value {
 		b.WriteByte('\n')
 	}
 	return resp.Verbatim("txt", []byte(b.String()))
+}
+
+// clientType is the class CLIENT LIST TYPE filters on: pubsub while
+// subscribed, else normal (no replication links are clients here).
+func clientType(c *client) string {
+	c.mu.Lock()
+	sub := c.sub
+	c.mu.Unlock()
+	if sub.subscribed() {
+		return "pubsub"
+	}
+	return "normal"
 }
 
 func sortClients(cs []*client) {

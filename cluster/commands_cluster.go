@@ -215,6 +215,7 @@ func (t *topology) nodeRole(id string) (master bool, ranges []slots.Range, maste
 
 func cmdClusterNodes(s *Server, _ *client, _ [][]byte) resp.Value {
 	t := s.topology()
+	live := s.n.GossipStates()
 	now := time.Now().UnixMilli()
 	var b strings.Builder
 	for _, p := range t.peers {
@@ -236,11 +237,17 @@ func cmdClusterNodes(s *Server, _ *client, _ [][]byte) resp.Value {
 			flags = append(flags, "slave")
 			epoch, mid = t.epoch[masterID], NodeID(masterID)
 		}
-		pong := now
+		pong, link := now, "connected"
+		switch live[p.ID] {
+		case GossipSuspect:
+			flags = append(flags, "fail?")
+		case GossipDead, GossipLeft:
+			flags, pong, link = append(flags, "fail"), 0, "disconnected"
+		}
 		if p.ID == t.self.ID {
 			pong = 0
 		}
-		fmt.Fprintf(&b, "%s %s %s %s 0 %d %d connected", NodeID(p.ID), addr, strings.Join(flags, ","), mid, pong, epoch)
+		fmt.Fprintf(&b, "%s %s %s %s 0 %d %d %s", NodeID(p.ID), addr, strings.Join(flags, ","), mid, pong, epoch, link)
 		for _, r := range ranges {
 			b.WriteString(" " + r.String())
 		}

@@ -49,6 +49,9 @@ type Config struct {
 	BusListener net.Listener
 	// Faults injects link faults between in-process nodes (tests only).
 	Faults *transport.Faults
+	// GossipFast shortens gossip's probe intervals (tests): a dead node is
+	// noticed in about a second instead of memberlist's LAN defaults.
+	GossipFast bool
 }
 
 const busPortOffset = 10000

@@ -35,6 +35,11 @@ type client struct {
 	closing bool       // QUIT: close after the reply
 	tx      *txState   // MULTI/WATCH state (multi.go); nil when neither
 	buf     []byte     // reply rendering buffer, reused
+
+	// sub is the pub/sub side (pubsub_registry.go), set by the connection's
+	// goroutine under mu at its first subscribe-family command; from then
+	// on every reply goes through sub.out.
+	sub *subscriber
 }
 
 func newClient(id uint64, rc redcon.Conn) *client {
@@ -49,6 +54,9 @@ func newClient(id uint64, rc redcon.Conn) *client {
 // reply renders v for the client's protocol and queues it; redcon flushes
 // once the pipeline read so far has been answered.
 func (c *client) reply(v resp.Value) int {
+	if c.sub != nil {
+		return c.sub.out.reply(v, c.protocol())
+	}
 	c.buf = v.Append(c.buf[:0], c.protocol())
 	c.conn.WriteRaw(c.buf)
 	return len(c.buf)
@@ -125,14 +133,29 @@ func validClientName(name []byte) bool {
 func (c *client) info(now time.Time) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	flags := "N"
+	flags := ""
+	var subs [numKinds]int64
+	omem := 0
+	if c.sub != nil {
+		for k := range subs {
+			subs[k] = c.sub.counts[k].Load()
+		}
+		omem = c.sub.out.pending()
+		if c.sub.subscribed() {
+			flags += "P"
+		}
+	}
 	if c.readonly {
-		flags = "r"
+		flags += "r"
+	}
+	if flags == "" {
+		flags = "N"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=-1 ",
-		c.id, c.addr, c.laddr, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastAt)/time.Second), flags)
-	fmt.Fprintf(&b, "qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.lastCmd, c.proto, c.libName, c.libVer)
+	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 ",
+		c.id, c.addr, c.laddr, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastAt)/time.Second), flags,
+		subs[kindChannel], subs[kindPattern], subs[kindShard])
+	fmt.Fprintf(&b, "qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		omem, c.lastCmd, c.proto, c.libName, c.libVer)
 	return b.String()
 }

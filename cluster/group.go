@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -35,10 +36,15 @@ type Group struct {
 	bolt     *raftboltdb.BoltStore
 	propc    chan *proposal
 	inflight chan inflight
-	readc    chan *readWaiter
-	lastNow  int64          // proposer goroutine only
-	barrier  uint64         // term of the last successful barrier; read loop only
-	blocks   *blockRegistry // blocked clients' waiters (blocking.go)
+	// applyMu orders raft.Apply against the start of a leadership
+	// transfer (transfer.go); inflightN counts handed, unanswered entries.
+	applyMu      sync.Mutex
+	transferring bool
+	inflightN    atomic.Int64
+	readc        chan *readWaiter
+	lastNow      int64          // proposer goroutine only
+	barrier      uint64         // term of the last successful barrier; read loop only
+	blocks       *blockRegistry // blocked clients' waiters (blocking.go)
 
 	// Not-hosted groups: leader learned from a replica.
 	lmu        sync.Mutex
@@ -126,6 +132,7 @@ func (g *Group) open() error {
 	g.fsm = fsm.New(g.id, g.log)
 	g.blocks = newBlockRegistry(g)
 	g.fsm.SetBlockingHook(g.blocks.onEvent)
+	g.fsm.SetNotifyHook(g.notifyClasses, g.publishEvents) // keyspace notifications (notify.go)
 	r, err := raft.NewRaft(rc, g.fsm, logs, bolt, snaps, trans)
 	if err != nil {
 		_ = trans.Close()
@@ -220,6 +227,8 @@ func (g *Group) refreshLeader() (Peer, bool) {
 
 // Leader spreading: a group led by a node other than its preferred replica
 // hands leadership to the preferred one once it is healthy, with backoff.
+// The preferred replica is the group's preferred-leader setting when an
+// operator set one (transfer.go), else the static placement's first.
 const (
 	spreadMaxLag   = 256
 	spreadMaxDelay = 30 * time.Second
@@ -228,15 +237,12 @@ const (
 
 func (g *Group) spreadLoop() {
 	n := g.node
-	pref := g.replicas[0]
-	if pref.ID == n.self.ID {
-		return
-	}
 	hb := n.cfg.raftConfig().HeartbeatTimeout
 	tick := time.NewTicker(2 * hb)
 	defer tick.Stop()
 	var attempts int
 	var next, last time.Time
+	var lastPref string
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -245,7 +251,11 @@ func (g *Group) spreadLoop() {
 		case <-tick.C:
 		}
 		now := time.Now()
-		if g.raft.State() != raft.Leader || now.Before(next) || !g.preferredHealthy(pref, hb) {
+		pref := g.preferred()
+		if pref.ID != lastPref { // an operator's new preference is tried at once
+			lastPref, attempts, next = pref.ID, 0, time.Time{}
+		}
+		if pref.ID == n.self.ID || g.raft.State() != raft.Leader || now.Before(next) || !g.preferredHealthy(pref, hb) {
 			continue
 		}
 		if now.Sub(last) > spreadReset {
@@ -254,7 +264,7 @@ func (g *Group) spreadLoop() {
 		attempts++
 		last = now
 		next = now.Add(min(hb<<min(attempts, 16), spreadMaxDelay))
-		err := g.raft.LeadershipTransferToServer(raft.ServerID(pref.ID), raft.ServerAddress(pref.BusAddr)).Error()
+		err := g.transferLeadership(&pref)
 		g.log.Info("leadership transfer to preferred replica", "to", pref.ID, "attempt", attempts, "err", err)
 	}
 }

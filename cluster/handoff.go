@@ -24,7 +24,7 @@ func (n *Node) HandOff(ctx context.Context) error {
 		var failed []error
 		for _, g := range led {
 			// hashicorp/raft picks the most up-to-date follower.
-			if err := g.raft.LeadershipTransfer().Error(); err != nil {
+			if err := g.transferLeadership(nil); err != nil {
 				g.log.Warn("leadership hand-off", "err", err)
 				failed = append(failed, fmt.Errorf("group %d: %w", g.id, err))
 			} else {

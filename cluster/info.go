@@ -97,7 +97,7 @@ func (s *Server) infoClients() [][2]string {
 		kv("maxclients", 10000),
 		kv("blocked_clients", 0),
 		kv("tracking_clients", 0),
-		kv("pubsub_clients", 0),
+		kv("pubsub_clients", s.ps.reg.clients.Load()),
 		kv("clients_in_timeout_table", 0),
 		kv("total_blocking_keys", 0),
 	}
@@ -161,14 +161,14 @@ func (s *Server) infoPersistence() [][2]string {
 }
 
 func (s *Server) infoStats() [][2]string {
-	return [][2]string{
+	return append([][2]string{
 		kv("total_connections_received", s.stats.connections.Load()),
 		kv("total_commands_processed", s.stats.commands.Load()),
 		kv("total_net_input_bytes", s.stats.netIn.Load()),
 		kv("total_net_output_bytes", s.stats.netOut.Load()),
 		kv("rejected_connections", 0),
 		kv("total_error_replies", s.stats.errors.Load()),
-	}
+	}, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
 }
 
 func (s *Server) infoReplication() [][2]string {

@@ -28,6 +28,7 @@ type Node struct {
 	groups []*Group
 	mux    *transport.Mux
 	rpc    rpcTable // node-to-node services (rpc.go)
+	gossip *gossip  // liveness of the other nodes (gossip.go)
 	ready  atomic.Bool
 	// leaving is set by HandOff: this node no longer offers itself as a
 	// leader (it answers control queries as if it hosted nothing, so no
@@ -45,6 +46,8 @@ type Node struct {
 	wg        sync.WaitGroup // background goroutines
 	closeOnce sync.Once
 	closeErr  error
+
+	keyspace keyspaceEvents // notify-keyspace-events and where events go (notify.go)
 }
 
 // NewNode opens (or bootstraps) the groups this node replicates and starts
@@ -65,6 +68,7 @@ func NewNode(cfg Config) (*Node, error) {
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.rpc.handle(svcStatus, n.serveStatus)
+	n.rpc.handle(svcSetting, n.serveSetting)
 	for _, p := range n.peers {
 		n.byID[p.ID] = p
 	}
@@ -100,6 +104,10 @@ func NewNode(cfg Config) (*Node, error) {
 			g.start()
 		}
 	}
+	if err := n.startGossip(); err != nil {
+		_ = n.Close()
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -132,6 +140,9 @@ func (n *Node) Close() error {
 		n.closing = true
 		n.bgMu.Unlock()
 		n.cancel()
+		if n.gossip != nil {
+			n.gossip.stop(gossipLeaveTimeout)
+		}
 		n.wg.Wait()
 		var errs []error
 		for _, g := range n.groups {

@@ -182,7 +182,9 @@ func (g *Group) applyBatch(batch []*proposal) {
 	if len(live) == 0 {
 		return
 	}
-	if g.raft.State() != raft.Leader {
+	g.applyMu.Lock()
+	defer g.applyMu.Unlock()
+	if g.transferring || g.raft.State() != raft.Leader {
 		failAll(live, ErrNotLeader)
 		return
 	}
@@ -197,6 +199,7 @@ func (g *Group) applyBatch(batch []*proposal) {
 	e.Now = g.nextNow()
 	e.Seed = rand.Uint64()
 	f := g.raft.Apply(e.Encode(), enqueueTimeout)
+	g.inflightN.Add(1)
 	g.inflight <- inflight{f: f, props: live}
 }
 
@@ -213,9 +216,10 @@ func (g *Group) respondLoop() {
 	for in := range g.inflight {
 		if err := in.f.Error(); err != nil {
 			failAll(in.props, applyError(err))
-			continue
+		} else {
+			splitReplies(in.props, in.f.Response())
 		}
-		splitReplies(in.props, in.f.Response())
+		g.inflightN.Add(-1)
 	}
 }
 

@@ -47,6 +47,9 @@ func (s *Server) serve(c *client, cmds []redcon.Command) {
 // serveRun answers cmds[0], and the writes right after it when it is a
 // write for the same group; it returns how many commands it answered.
 func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
+	if s.pubsubGate(c, cmds[0]) { // subscribed-state rules (pubsub_commands.go)
+		return 1
+	}
 	if s.queueInMulti(c, cmds[0]) { // inside MULTI: queued (multi.go)
 		return 1
 	}
@@ -94,6 +97,9 @@ func (s *Server) account(c *client, cmd redcon.Command, r route, now time.Time) 
 }
 
 func (s *Server) send(c *client, v resp.Value) {
+	if v.Kind == kindNoReply { // the command queued its replies itself (pubsub_commands.go)
+		return
+	}
 	if v.IsError() {
 		s.stats.errors.Add(1)
 	}

@@ -14,6 +14,7 @@ const (
 	svcPublish  transport.Service = 1 // pub/sub fan-out (pubsub.go)
 	svcFunction transport.Service = 2 // FUNCTION changes for groups led by the callee (function.go)
 	svcStatus   transport.Service = 3 // the callee's view of the groups it hosts (status.go)
+	svcSetting  transport.Service = 4 // set a group setting on a group led by the callee (transfer.go)
 )
 
 // rpcFunc answers one call from node from.

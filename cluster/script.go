@@ -29,6 +29,8 @@ import (
 func (s *Server) routeScript(c *client, cmd *command, args [][]byte) (r route, ok bool) {
 	switch cmd.meta.Name { // lowercase already: no allocation on the hot path
 	case "eval", "evalsha", "eval_ro", "evalsha_ro":
+	case "fcall", "fcall_ro":
+		return s.routeFcall(c, cmd, args) // function.go
 	default:
 		return route{}, false
 	}

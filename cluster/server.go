@@ -40,6 +40,7 @@ type Server struct {
 	stats  serverStats
 
 	watches watchTable // connections readable ahead while blocked (blocking.go)
+	ps      *pubsub    // subscriptions, fan-out, output limits (pubsub.go)
 }
 
 // serverStats are the counters INFO reports.
@@ -63,11 +64,16 @@ func NewServer(n *Node, logger *slog.Logger) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	var id [20]byte
 	_, _ = rand.Read(id[:])
-	return &Server{
+	s := &Server{
 		n: n, log: logger.With("component", "server"), table: commands(),
 		started: time.Now(), runID: hex.EncodeToString(id[:]),
 		ctx: ctx, cancel: cancel, clients: map[uint64]*client{},
 	}
+	s.ps = newPubsub(s)
+	n.rpc.handle(svcPublish, s.ps.serveRPC) // messages published on other nodes (pubsub_forward.go)
+	s.handleFunctionRPC()                   // FUNCTION changes for groups led here (function.go)
+	n.keyspace.attach(s)                    // keyspace notifications are published here (notify.go)
+	return s
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -114,6 +120,7 @@ func (s *Server) Close() error {
 		<-serving
 	}
 	s.conns.Wait()
+	s.ps.close()
 	return nil
 }
 
@@ -141,6 +148,7 @@ func (s *Server) closedConn(rc redcon.Conn, err error) {
 	s.mu.Lock()
 	delete(s.clients, c.id)
 	s.mu.Unlock()
+	s.forgetClient(c) // its subscriptions and output writer (pubsub.go)
 	s.conns.Done()
 }
 
@@ -155,6 +163,7 @@ func (s *Server) handle(rc redcon.Conn, cmd redcon.Command) {
 	}
 	s.serve(c, cmds)
 	if c.closing {
+		c.drainOutput() // a subscriber's queued replies go out first (pubsub_output.go)
 		rc.Close()
 	}
 }

@@ -40,6 +40,7 @@ type NodeStatus struct {
 	ClientAddr string `json:"client_addr"`
 	BusAddr    string `json:"bus_addr"`
 	Reachable  bool   `json:"reachable"`
+	Gossip     string `json:"gossip"` // alive, suspect, dead, left, unknown (gossip.go)
 	Error      string `json:"error,omitempty"`
 	Leaving    bool   `json:"leaving"`
 	Leaders    int    `json:"leaders"`
@@ -118,7 +119,12 @@ func (n *Node) Status(ctx context.Context) ClusterStatus {
 		}()
 	}
 	wg.Wait()
-	return assembleStatus(n.self.ID, n.peers, n.groups, views, errs)
+	cs := assembleStatus(n.self.ID, n.peers, n.groups, views, errs)
+	states := n.GossipStates()
+	for i := range cs.Nodes {
+		cs.Nodes[i].Gossip = string(states[cs.Nodes[i].ID])
+	}
+	return cs
 }
 
 func (n *Node) peerView(ctx context.Context, id string) (NodeView, error) {

@@ -110,6 +110,7 @@ func setbitCmd(c *Ctx, args [][]byte) resp.Value {
 		v[byteIdx] &^= mask
 	}
 	c.put(args[1], &store.Object{Type: store.TypeString, Str: v, ExpireAt: exp})
+	c.notify(NotifyString, "setbit", args[1])
 	return resp.Int(int64(prev))
 }
 
@@ -381,7 +382,9 @@ func bitopCmd(c *Ctx, args [][]byte) resp.Value {
 		}
 	}
 	if maxLen == 0 {
-		c.del(dest)
+		if c.del(dest) {
+			c.notify(NotifyGeneric, "del", dest)
+		}
 		return zero
 	}
 	res := make([]byte, maxLen)
@@ -416,5 +419,6 @@ func bitopCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	// Like SET, the destination loses any TTL it had.
 	c.put(dest, &store.Object{Type: store.TypeString, Str: res})
+	c.notify(NotifyString, "set", dest)
 	return resp.Int(int64(maxLen))
 }

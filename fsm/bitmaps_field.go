@@ -152,6 +152,10 @@ func bitfield(c *Ctx, args [][]byte, ro bool) resp.Value {
 	// Like lookupStringForBitCommand, the key is created or grown up to
 	// the farthest bit written even if every write fails to overflow.
 	v := grownCopy(old, highest>>3+1)
+	// Redis notifies "setbit" when a write op succeeded and the key was
+	// created or grown, or an op changed its field's value.
+	dirty := o == nil || len(v) > len(old)
+	changes := 0
 	for i, op := range ops {
 		if op.opcode == bfGet {
 			out[i] = resp.Int(getField(v, op))
@@ -162,11 +166,18 @@ func bitfield(c *Ctx, args [][]byte, ro bool) resp.Value {
 			out[i] = resp.Null()
 			continue
 		}
+		prev := getUnsigned(v, op.offset, op.width)
 		setField(v, op.offset, op.width, nv)
 		out[i] = resp.Int(ret)
+		if dirty || prev != getUnsigned(v, op.offset, op.width) {
+			changes++
+		}
 	}
 	if o == nil || !bytes.Equal(v, old) {
 		c.put(args[1], &store.Object{Type: store.TypeString, Str: v, ExpireAt: exp})
+	}
+	if changes > 0 {
+		c.notify(NotifyString, "setbit", args[1])
 	}
 	return resp.Array(out...)
 }

@@ -67,6 +67,7 @@ func (c *Ctx) incrBy(key []byte, by int64) resp.Value {
 	}
 	n := cur + by
 	c.put(key, &store.Object{Type: store.TypeString, Str: strconv.AppendInt(nil, n, 10), ExpireAt: exp})
+	c.notify(NotifyString, "incrby", key)
 	return resp.Int(n)
 }
 
@@ -85,5 +86,6 @@ func incrbyfloatCmd(c *Ctx, args [][]byte) resp.Value {
 		return errReply(err)
 	}
 	c.put(args[1], &store.Object{Type: store.TypeString, Str: v, ExpireAt: exp})
+	c.notify(NotifyString, "incrbyfloat", args[1])
 	return resp.Bulk(v)
 }

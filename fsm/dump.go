@@ -172,18 +172,20 @@ func restoreCmd(c *Ctx, args [][]byte) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	if opts.replace {
-		c.Store.Delete(key)
-	}
+	deleted := opts.replace && c.del(key)
 	if ttl != 0 && !opts.absTTL {
 		ttl += c.Now
 	}
 	if ttl != 0 && ttl <= c.Now {
+		if deleted {
+			c.notify(NotifyGeneric, "del", key)
+		}
 		return resp.OK() // already expired: nothing is created
 	}
 	o := restoreValue(v)
 	o.ExpireAt = ttl
 	c.put(key, o)
+	c.notify(NotifyGeneric, "restore", key)
 	if opts.idle >= 0 {
 		o.Touched = c.Now - min(opts.idle, c.Now/1000)*1000
 	}

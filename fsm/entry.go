@@ -29,6 +29,19 @@ const (
 	// than the entry's own: a new leader proposes it, since those waiters'
 	// clients were connected to an earlier leader.
 	EntryClearWaiters EntryType = 4 | IgnoreUnknown
+
+	// EntryFunctions: Cmds are FUNCTION write subcommands, each as the
+	// client sent it without the container name ("load" [REPLACE] code,
+	// "delete" name, "flush" [ASYNC|SYNC], "restore" payload [policy]), one
+	// reply each (function.go). A node that does not know it must stop:
+	// skipping it would leave that replica without the libraries. Another
+	// format would be another entry type.
+	EntryFunctions EntryType = 5
+
+	// EntrySettings: Cmds are [key, value] pairs of group settings
+	// (settings.go). A node that does not know it may skip it: settings
+	// steer the cluster (the preferred leader), not the data.
+	EntrySettings EntryType = 6 | IgnoreUnknown
 )
 
 // Entry is one Raft log entry of a slot group.
@@ -155,12 +168,20 @@ func (d *decoder) command() ([][]byte, error) {
 	}
 	args := make([][]byte, argc)
 	for i := range args {
-		n, err := d.count("argument bytes")
-		if err != nil {
+		if args[i], err = d.bytes("argument bytes"); err != nil {
 			return nil, fmt.Errorf("argument %d: %w", i, err)
 		}
-		args[i] = d.b[d.off : d.off+n : d.off+n]
-		d.off += n
 	}
 	return args, nil
+}
+
+// bytes reads a length-prefixed byte string (sharing the input).
+func (d *decoder) bytes(what string) ([]byte, error) {
+	n, err := d.count(what)
+	if err != nil {
+		return nil, err
+	}
+	b := d.b[d.off : d.off+n : d.off+n]
+	d.off += n
+	return b, nil
 }

@@ -118,11 +118,13 @@ func expireCmd(u expireUnit) func(*Ctx, [][]byte) resp.Value {
 		}
 		if when <= c.Now {
 			c.Store.Delete(args[1])
+			c.notify(NotifyGeneric, "del", args[1])
 			return one
 		}
 		n := copyObject(o)
 		n.ExpireAt = when
 		c.put(args[1], n)
+		c.notify(NotifyGeneric, "expire", args[1])
 		return one
 	}
 }
@@ -156,5 +158,6 @@ func persistCmd(c *Ctx, args [][]byte) resp.Value {
 	n := copyObject(o)
 	n.ExpireAt = 0
 	c.put(args[1], n)
+	c.notify(NotifyGeneric, "persist", args[1])
 	return one
 }

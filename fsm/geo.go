@@ -448,7 +448,9 @@ func (c *Ctx) georadius(args [][]byte, srcIdx int, flags int) resp.Value {
 	}
 	if z == nil {
 		if storeKey != nil {
-			c.del(storeKey)
+			if c.del(storeKey) {
+				c.notify(NotifyGeneric, "del", storeKey)
+			}
 			return zero
 		}
 		return resp.Array()
@@ -508,5 +510,9 @@ func (c *Ctx) georadius(args [][]byte, srcIdx int, flags int) resp.Value {
 		}
 		dst.Add([]byte(p.member), score)
 	}
-	return c.storeZSet(storeKey, dst)
+	event := "georadiusstore"
+	if flags&geoSearchStore != 0 {
+		event = "geosearchstore"
+	}
+	return c.storeZSet(storeKey, dst, event)
 }

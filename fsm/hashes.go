@@ -105,7 +105,7 @@ func hsetCmd(c *Ctx, args [][]byte) resp.Value {
 			added++
 		}
 	}
-	c.changed(args[1], o)
+	c.changedEvent(NotifyHash, "hset", args[1], o)
 	if eq(args[0], "hmset") {
 		return resp.OK()
 	}
@@ -123,7 +123,7 @@ func hsetnxCmd(c *Ctx, args [][]byte) resp.Value {
 	o, h, _ := c.writeHash(args[1])
 	h.Prepare(1, max(len(args[2]), len(args[3])))
 	h.Set(args[2], args[3])
-	c.changed(args[1], o)
+	c.changedEvent(NotifyHash, "hset", args[1], o)
 	return one
 }
 
@@ -211,7 +211,7 @@ func hdelCmd(c *Ctx, args [][]byte) resp.Value {
 		}
 	}
 	if deleted > 0 {
-		c.changed(args[1], o)
+		c.changedEvent(NotifyHash, "hdel", args[1], o)
 	}
 	return resp.Int(int64(deleted))
 }
@@ -273,7 +273,7 @@ func hincrbyCmd(c *Ctx, args [][]byte) resp.Value {
 	n := cur + incr
 	o, h, _ := c.writeHash(args[1])
 	h.Set(args[2], strconv.AppendInt(nil, n, 10))
-	c.changed(args[1], o)
+	c.changedEvent(NotifyHash, "hincrby", args[1], o)
 	return resp.Int(n)
 }
 
@@ -304,7 +304,7 @@ func hincrbyfloatCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	o, h, _ := c.writeHash(args[1])
 	h.Set(args[2], n)
-	c.changed(args[1], o)
+	c.changedEvent(NotifyHash, "hincrbyfloat", args[1], o)
 	return resp.Bulk(n)
 }
 

@@ -93,6 +93,7 @@ func pfaddCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	hllInvalidate(b)
 	c.put(key, &store.Object{Type: store.TypeString, Str: b, ExpireAt: exp})
+	c.notify(NotifyString, "pfadd", key)
 	return one
 }
 
@@ -179,6 +180,7 @@ func pfmergeCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	hllInvalidate(b)
 	c.put(dest, &store.Object{Type: store.TypeString, Str: b, ExpireAt: exp})
+	c.notify(NotifyString, "pfadd", dest)
 	return resp.OK()
 }
 

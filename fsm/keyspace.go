@@ -45,6 +45,7 @@ func delCmd(c *Ctx, args [][]byte) resp.Value {
 	var n int64
 	for _, k := range args[1:] {
 		if c.del(k) {
+			c.notify(NotifyGeneric, "del", k)
 			n++
 		}
 	}
@@ -92,10 +93,12 @@ func renameCmd(nx bool) func(*Ctx, [][]byte) resp.Value {
 		if nx && c.get(dst) != nil {
 			return zero
 		}
-		c.Store.Delete(dst)
+		c.del(dst)
 		c.put(dst, copyObject(o))
 		c.Store.Delete(src)
 		c.signalIfBlockable(dst, o)
+		c.notify(NotifyGeneric, "rename_from", src)
+		c.notify(NotifyGeneric, "rename_to", dst)
 		return ok
 	}
 }
@@ -158,13 +161,14 @@ func copyCmd(c *Ctx, args [][]byte) resp.Value {
 	if c.get(dst) != nil && !opts.replace {
 		return zero
 	}
-	c.Store.Delete(dst)
+	c.del(dst)
 	n := copyObject(o)
 	if n.Coll != nil {
 		n.Coll = n.Coll.Clone() // the copy changes independently of the source
 	}
 	c.put(dst, n)
 	c.signalIfBlockable(dst, o)
+	c.notify(NotifyGeneric, "copy_to", dst)
 	return one
 }
 

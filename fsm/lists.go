@@ -141,6 +141,21 @@ func listPopN(l *store.List, left bool, n int) [][]byte {
 	return l.PopBack(n)
 }
 
+// pushEvent and popEvent are the list events of a push or pop at one end.
+func pushEvent(left bool) string {
+	if left {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(left bool) string {
+	if left {
+		return "lpop"
+	}
+	return "rpop"
+}
+
 func listPushTo(l *store.List, left bool, v []byte) {
 	if left {
 		l.PushFront(v)
@@ -219,7 +234,7 @@ func listPush(left, xx bool) func(*Ctx, [][]byte) resp.Value {
 		} else {
 			l.PushBack(args[2:]...)
 		}
-		c.changed(key, o)
+		c.changedEvent(NotifyList, pushEvent(left), key, o)
 		c.signalReady(key)
 		return resp.Int(int64(l.Len()))
 	}
@@ -257,11 +272,11 @@ func listPop(left bool) func(*Ctx, [][]byte) resp.Value {
 		o, l, _ := c.listMut(key)
 		if !hasCount {
 			v := listPopN(l, left, 1)[0]
-			c.changed(key, o)
+			c.changedEvent(NotifyList, popEvent(left), key, o)
 			return resp.Bulk(v)
 		}
 		vals := listPopN(l, left, count)
-		c.changed(key, o)
+		c.changedEvent(NotifyList, popEvent(left), key, o)
 		return resp.BulkArray(vals)
 	}
 }
@@ -340,7 +355,7 @@ func lsetCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	o, l, _ := c.listMut(key)
 	l.Set(i, args[3])
-	c.changed(key, o)
+	c.changedEvent(NotifyList, "lset", key, o)
 	return resp.OK()
 }
 
@@ -371,7 +386,7 @@ func linsertCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	o, l, _ := c.listMut(key)
 	l.Insert(args[3], args[4], after)
-	c.changed(key, o)
+	c.changedEvent(NotifyList, "linsert", key, o)
 	return resp.Int(int64(l.Len()))
 }
 
@@ -393,7 +408,7 @@ func lremCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	o, l, _ := c.listMut(key)
 	removed := l.Remove(count, args[3])
-	c.changed(key, o)
+	c.changedEvent(NotifyList, "lrem", key, o)
 	return resp.Int(int64(removed))
 }
 
@@ -415,7 +430,7 @@ func ltrimCmd(c *Ctx, args [][]byte) resp.Value {
 		return resp.OK()
 	}
 	l.Trim(start, stop)
-	c.changed(key, o)
+	c.changedEvent(NotifyList, "ltrim", key, o)
 	return resp.OK()
 }
 
@@ -504,7 +519,8 @@ func (c *Ctx) lmove(src, dst []byte, fromLeft, toLeft bool) resp.Value {
 	var v []byte
 	if bytes.Equal(src, dst) {
 		v = sl.Rotate(fromLeft, toLeft)
-		c.changed(src, so)
+		c.notify(NotifyList, pushEvent(toLeft), dst)
+		c.changedEvent(NotifyList, popEvent(fromLeft), src, so)
 	} else {
 		v = listPopN(sl, fromLeft, 1)[0]
 		do, dl, _ := c.listMut(dst)
@@ -512,8 +528,8 @@ func (c *Ctx) lmove(src, dst []byte, fromLeft, toLeft bool) resp.Value {
 			do, dl = c.listCreate(dst)
 		}
 		listPushTo(dl, toLeft, v)
-		c.changed(dst, do)
-		c.changed(src, so)
+		c.changedEvent(NotifyList, pushEvent(toLeft), dst, do)
+		c.changedEvent(NotifyList, popEvent(fromLeft), src, so)
 	}
 	c.signalReady(dst)
 	return resp.Bulk(v)
@@ -565,7 +581,7 @@ func (c *Ctx) listPopFirst(keys [][]byte, left bool, count int, nested bool) res
 		}
 		o, l, _ := c.listMut(key)
 		vals := listPopN(l, left, count)
-		c.changed(key, o)
+		c.changedEvent(NotifyList, popEvent(left), key, o)
 		if nested {
 			return resp.Array(resp.Bulk(key), resp.BulkArray(vals))
 		}

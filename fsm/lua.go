@@ -113,13 +113,9 @@ func compileScript(body []byte) (*compiledScript, error) {
 		// Keep line numbers: the shebang line becomes an empty line.
 		src = append([]byte("\n"), rest...)
 	}
-	chunk, err := parse.Parse(bytes.NewReader(src), "user_script")
+	proto, err := compileLua(src, "user_script", "ERR Error compiling script (new function)")
 	if err != nil {
-		return nil, resp.Errorf("ERR Error compiling script (new function): %s", oneLine(err.Error()))
-	}
-	proto, err := lua.Compile(chunk, "user_script")
-	if err != nil {
-		return nil, resp.Errorf("ERR Error compiling script (new function): %s", oneLine(err.Error()))
+		return nil, err
 	}
 	cs.proto = proto
 	return cs, nil
@@ -156,10 +152,11 @@ func (b *budgetCtx) Err() error {
 	return nil
 }
 
-// scriptRun is one execution of a script.
+// scriptRun is one execution of a script (EVAL) or function (FCALL).
 type scriptRun struct {
 	c        *Ctx
-	sha      string
+	sha      string // the script's SHA1, or the function's name, in error replies
+	source   string // the chunk errors point into: "@user_script" or "@user_function"
 	readOnly bool
 	resp     int // protocol of redis.call replies seen by the script (redis.setresp)
 	slot     int // the slot the script's keys hash to, -1 while none declared
@@ -171,27 +168,57 @@ type scriptRun struct {
 
 // runScript runs a compiled script with KEYS and ARGV and returns its reply.
 func runScript(c *Ctx, sha string, cs *compiledScript, keys, argv [][]byte, readOnly bool) resp.Value {
-	r := &scriptRun{c: c, sha: sha, readOnly: readOnly || cs.noWrites, resp: 2, slot: -1,
-		budget: &budgetCtx{Context: context.Background(), limit: ScriptBudget()}}
+	r := newScriptRun(c, sha, "@user_script", keys, readOnly || cs.noWrites, ScriptBudget())
+	L := r.newState()
+	defer L.Close()
+	L.G.Global.RawSetString("KEYS", luaStrings(L, keys))
+	L.G.Global.RawSetString("ARGV", luaStrings(L, argv))
+	return r.invoke(L, L.NewFunctionFromProto(cs.proto))
+}
+
+// newScriptRun prepares one run: c is nil while a function library loads
+// (FUNCTION LOAD runs no command and draws no random number).
+func newScriptRun(c *Ctx, name, source string, keys [][]byte, readOnly bool, budget int64) *scriptRun {
+	r := &scriptRun{c: c, sha: name, source: source, readOnly: readOnly, resp: 2, slot: -1,
+		budget: &budgetCtx{Context: context.Background(), limit: budget}}
 	if len(keys) > 0 {
 		r.slot = int(slots.Of(keys[0]))
 	}
-	r.rand.seed(int32(c.Rand.Uint32()))
+	if c != nil {
+		r.rand.seed(int32(c.Rand.Uint32()))
+	}
+	return r
+}
+
+// newState makes the run's sandboxed Lua state, counting instructions
+// against its budget from here on.
+func (r *scriptRun) newState() *lua.LState {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: luaCallStack, RegistrySize: luaRegistry,
 		RegistryMaxSize: luaRegistryMax, MinimizeStackMemory: true})
-	defer L.Close()
-	r.setup(L, keys, argv)
+	r.setup(L)
 	L.SetContext(r.budget)
-	fn := L.NewFunctionFromProto(cs.proto)
+	return L
+}
+
+// invoke calls fn with args under the error handler and converts its
+// result (or error) into the reply.
+func (r *scriptRun) invoke(L *lua.LState, fn *lua.LFunction, args ...lua.LValue) resp.Value {
 	L.Push(fn)
-	err := L.PCall(0, 1, L.NewFunction(r.errorHandler))
+	for _, a := range args {
+		L.Push(a)
+	}
+	err := L.PCall(len(args), 1, L.NewFunction(r.errorHandler))
 	if r.budget.exceeded {
-		return resp.Err(resp.Errorf("ERR Script exceeded the execution budget of %d Lua instructions script: %s", r.budget.limit, sha))
+		return r.budgetError()
 	}
 	if err != nil {
 		return r.errorReply(err)
 	}
 	return r.toReply(L, L.Get(-1), 0)
+}
+
+func (r *scriptRun) budgetError() resp.Value {
+	return resp.Err(resp.Errorf("ERR Script exceeded the execution budget of %d Lua instructions script: %s", r.budget.limit, r.sha))
 }
 
 // errorHandler is called where an error is raised, with the error object:
@@ -215,7 +242,7 @@ func (r *scriptRun) errorHandler(L *lua.LState) int {
 		if dbg.What == "G" || dbg.CurrentLine < 0 {
 			continue
 		}
-		t.RawSetString("source", lua.LString("@user_script"))
+		t.RawSetString("source", lua.LString(r.source))
 		t.RawSetString("line", lua.LString(strconv.Itoa(dbg.CurrentLine)))
 		break
 	}
@@ -260,7 +287,7 @@ func (r *scriptRun) errorReply(err error) resp.Value {
 }
 
 // setup opens the libraries, the redis API and the globals protection.
-func (r *scriptRun) setup(L *lua.LState, keys, argv [][]byte) {
+func (r *scriptRun) setup(L *lua.LState) {
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
@@ -293,11 +320,15 @@ func (r *scriptRun) setup(L *lua.LState, keys, argv [][]byte) {
 	g.RawSetString("cmsgpack", openCmsgpack(L))
 	g.RawSetString("bit", openBit(L))
 	g.RawSetString("struct", openStruct(L))
-	g.RawSetString("KEYS", luaStrings(L, keys))
-	g.RawSetString("ARGV", luaStrings(L, argv))
 
 	// Creating a global and reading a missing one are errors, as in Redis 7
 	// (the state is fresh for every run, so nothing leaks between scripts).
+	L.SetMetatable(g, protectedMeta(L))
+}
+
+// protectedMeta is the metatable of a protected table: reading a missing
+// name and writing any are errors, as on Redis 7's globals.
+func protectedMeta(L *lua.LState) *lua.LTable {
 	mt := L.NewTable()
 	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", luaErrString(L.Get(2)))
@@ -308,7 +339,7 @@ func (r *scriptRun) setup(L *lua.LState, keys, argv [][]byte) {
 		return 0
 	}))
 	mt.RawSetString("__metatable", lua.LFalse)
-	L.SetMetatable(g, mt)
+	return mt
 }
 
 func luaStrings(L *lua.LState, items [][]byte) *lua.LTable {
@@ -953,4 +984,18 @@ func (r *scriptRun) mathRandom(L *lua.LState) int {
 func (r *scriptRun) mathRandomseed(L *lua.LState) int {
 	r.rand.seed(int32(L.CheckInt(1)))
 	return 0
+}
+
+// compileLua compiles Lua source named name; a syntax error becomes the
+// error reply prefix: message, as Redis words it.
+func compileLua(src []byte, name, prefix string) (*lua.FunctionProto, error) {
+	chunk, err := parse.Parse(bytes.NewReader(src), name)
+	if err != nil {
+		return nil, resp.Errorf("%s: %s", prefix, oneLine(err.Error()))
+	}
+	proto, err := lua.Compile(chunk, name)
+	if err != nil {
+		return nil, resp.Errorf("%s: %s", prefix, oneLine(err.Error()))
+	}
+	return proto, nil
 }

@@ -16,6 +16,7 @@ type FSM struct {
 	logger *slog.Logger
 	state  *State
 	hook   func(BlockEvent) // blocking commands' events; set before Raft starts
+	notify func([]Event)    // keyspace events (notify.go); set before Raft starts
 }
 
 // ApplyResult is what FSM.Apply returns for an entry: one reply per command,
@@ -25,12 +26,22 @@ type ApplyResult struct {
 	Replies  []resp.Value
 	Blocked  []Blocked
 	Deferred []Deferred
+	Events   []Event // keyspace events, when collected (SetNotifyHook)
 }
 
 // SetBlockingHook sets fn to receive, synchronously in Apply and Restore,
 // every event about blocked commands: those an entry blocks, the replies of
 // those it ends, and a reset after Restore. Call it before Raft starts.
 func (f *FSM) SetBlockingHook(fn func(BlockEvent)) { f.hook = fn }
+
+// SetNotifyHook makes Apply collect keyspace events: classes is asked once
+// per entry which classes to collect (0, e.g. on a follower or with
+// notifications off, collects none at no cost), and fn receives, in Apply,
+// the events of each entry that had some. Call it before Raft starts.
+func (f *FSM) SetNotifyHook(classes func() NotifyClass, fn func([]Event)) {
+	f.state.notifyClasses = classes
+	f.notify = fn
+}
 
 var _ raft.FSM = (*FSM)(nil)
 
@@ -59,6 +70,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 		if r, err = f.state.ApplyResult(l.Index, e); err == nil {
 			if f.hook != nil && (len(r.Blocked) > 0 || len(r.Deferred) > 0) {
 				f.hook(BlockEvent{Index: l.Index, Blocked: r.Blocked, Deferred: r.Deferred})
+			}
+			if f.notify != nil && len(r.Events) > 0 {
+				f.notify(r.Events)
 			}
 			return r
 		}

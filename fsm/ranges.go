@@ -92,5 +92,6 @@ func setrangeCmd(c *Ctx, args [][]byte) resp.Value {
 	copy(v, old)
 	copy(v[off:], val)
 	c.put(args[1], &store.Object{Type: store.TypeString, Str: v, ExpireAt: exp})
+	c.notify(NotifyString, "setrange", args[1])
 	return resp.Int(int64(len(v)))
 }

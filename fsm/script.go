@@ -5,9 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 
@@ -53,17 +51,23 @@ func init() {
 			"A container for Lua scripts management commands.", "Depends on subcommand.", scriptDataCmd),
 	}
 	for _, c := range cmds {
-		if c.Meta.Name == "script" {
-			continue
+		if c.Meta.Name != "script" {
+			withNumKeys(c)
 		}
-		c.Meta.Keys = EvalKeys
-		rw := []string{"RW", "access", "update"}
-		if c.Meta.Flags&fR != 0 {
-			rw = []string{"RO", "access"}
-		}
-		c.Meta.KeySpecs = []resp.KeySpec{{Flags: rw, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}
 	}
 	register(cmds...)
+}
+
+// withNumKeys gives an EVAL-like command (name, body or SHA1 or function,
+// numkeys, keys…) its key positions: found by EvalKeys, declared as one
+// key spec with the key count at argument 2.
+func withNumKeys(c *Command) {
+	c.Meta.Keys = EvalKeys
+	rw := []string{"RW", "access", "update"}
+	if c.Meta.Flags&fR != 0 {
+		rw = []string{"RO", "access"}
+	}
+	c.Meta.KeySpecs = []resp.KeySpec{{Flags: rw, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}
 }
 
 // ParseNumKeys checks the numkeys argument of EVAL-like commands
@@ -208,6 +212,10 @@ type scriptCache struct {
 
 	mu       sync.Mutex
 	compiled map[string]*compiledScript
+
+	// functions are the group's function libraries (function.go):
+	// replicated state like entries, but SCRIPT FLUSH leaves them alone.
+	functions functionLibs
 }
 
 type scriptEntry struct {
@@ -361,36 +369,14 @@ const maxScriptsLen = 1 << 30
 // appendScriptsSection appends the snapshot's scripts section: length,
 // encodeScripts, CRC-32C.
 func appendScriptsSection(b []byte, es []scriptEntry) []byte {
-	enc := encodeScripts(es)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(enc)))
-	b = append(b, enc...)
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(enc, crc32c))
+	return appendChecked(b, encodeScripts(es))
 }
 
 // readScriptsSection reads appendScriptsSection's output.
 func readScriptsSection(r io.Reader) ([]scriptEntry, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, fmt.Errorf("%w: scripts length: %w", ErrBadSnapshot, err)
-	}
-	size := int(binary.BigEndian.Uint32(n[:]))
-	if size > maxScriptsLen {
-		return nil, fmt.Errorf("%w: scripts section of %d bytes", ErrBadSnapshot, size)
-	}
-	var b []byte
-	for len(b) < size {
-		chunk := min(size-len(b), 64<<10)
-		b = slices.Grow(b, chunk)
-		if _, err := io.ReadFull(r, b[len(b):len(b)+chunk]); err != nil {
-			return nil, fmt.Errorf("%w: scripts: %w", ErrBadSnapshot, err)
-		}
-		b = b[:len(b)+chunk]
-	}
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, fmt.Errorf("%w: scripts checksum: %w", ErrBadSnapshot, err)
-	}
-	if crc32.Checksum(b, crc32c) != binary.BigEndian.Uint32(n[:]) {
-		return nil, fmt.Errorf("%w: scripts checksum mismatch", ErrBadSnapshot)
+	b, err := readChecked(r, "scripts", maxScriptsLen)
+	if err != nil {
+		return nil, err
 	}
 	es, err := decodeScripts(b)
 	if err != nil {

@@ -155,7 +155,7 @@ func saddCmd(c *Ctx, args [][]byte) resp.Value {
 		}
 	}
 	if added > 0 {
-		c.changed(key, o)
+		c.changedEvent(NotifySet, "sadd", key, o)
 	}
 	return resp.Int(int64(added))
 }
@@ -180,7 +180,7 @@ func sremCmd(c *Ctx, args [][]byte) resp.Value {
 		}
 	}
 	if removed > 0 {
-		c.changed(args[1], o)
+		c.changedEvent(NotifySet, "srem", args[1], o)
 	}
 	return resp.Int(int64(removed))
 }
@@ -258,6 +258,8 @@ func spopCmd(c *Ctx, args [][]byte) resp.Value {
 	if count >= int64(s.Len()) {
 		all := setMembersOf(s)
 		c.Store.Delete(args[1])
+		c.notify(NotifySet, "spop", args[1])
+		c.notify(NotifyGeneric, "del", args[1])
 		return resp.Set(setReplyOf(all)...)
 	}
 	o, _ := c.mutColl(args[1], store.TypeSet)
@@ -265,7 +267,7 @@ func spopCmd(c *Ctx, args [][]byte) resp.Value {
 	if count < 0 {
 		m := s.At(c.Rand.IntN(s.Len()))
 		s.Remove(m)
-		c.changed(args[1], o)
+		c.changedEvent(NotifySet, "spop", args[1], o)
 		return resp.Bulk(m)
 	}
 	idx := hsSample(c.Rand, s.Len(), int(count))
@@ -276,7 +278,7 @@ func spopCmd(c *Ctx, args [][]byte) resp.Value {
 	for _, m := range popped {
 		s.Remove(m)
 	}
-	c.changed(args[1], o)
+	c.changedEvent(NotifySet, "spop", args[1], o)
 	return resp.Set(setReplyOf(popped)...)
 }
 
@@ -337,7 +339,7 @@ func smoveCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	so, _ := c.mutColl(srcKey, store.TypeSet)
 	so.Coll.(*store.Set).Remove(m)
-	c.changed(srcKey, so)
+	c.changedEvent(NotifySet, "srem", srcKey, so)
 	var do *store.Object
 	if dst == nil {
 		do = c.newColl(dstKey, store.TypeSet, store.NewSet(m, 1))
@@ -345,7 +347,7 @@ func smoveCmd(c *Ctx, args [][]byte) resp.Value {
 		do, _ = c.mutColl(dstKey, store.TypeSet)
 	}
 	if do.Coll.(*store.Set).Add(m) {
-		c.changed(dstKey, do)
+		c.changedEvent(NotifySet, "sadd", dstKey, do)
 	}
 	return one
 }
@@ -433,7 +435,9 @@ func setStoreCmd(op setOpKind) func(*Ctx, [][]byte) resp.Value {
 		}
 		res := setCompute(op, sets, 0)
 		if len(res) == 0 {
-			c.del(args[1])
+			if c.del(args[1]) {
+				c.notify(NotifyGeneric, "del", args[1])
+			}
 			return zero
 		}
 		dst := store.NewIntSet() // as Redis builds it, for its encoding
@@ -441,9 +445,13 @@ func setStoreCmd(op setOpKind) func(*Ctx, [][]byte) resp.Value {
 			dst.Add(m)
 		}
 		c.newColl(args[1], store.TypeSet, dst)
+		c.notify(NotifySet, setStoreEvents[op], args[1])
 		return resp.Int(int64(dst.Len()))
 	}
 }
+
+// setStoreEvents are the events of the STORE forms.
+var setStoreEvents = [...]string{setOpInter: "sinterstore", setOpUnion: "sunionstore", setOpDiff: "sdiffstore"}
 
 var (
 	sinterCmd      = setOpCmd(setOpInter)

@@ -20,13 +20,17 @@ import (
 //	"SRFS" | version (1 byte) | lastNow (8 bytes, big-endian) |
 //	waiters length (4 bytes) | waiters (encodeWaiters) | CRC-32C of the waiters (4 bytes) |
 //	scripts length (4 bytes) | scripts (encodeScripts) | CRC-32C of the scripts (4 bytes) |
+//	functions length (4 bytes) | functions | CRC-32C of the functions (4 bytes) |
+//	settings length (4 bytes) | settings | CRC-32C of the settings (4 bytes) |
 //	store.View.WriteTo
 //
 // Version 1 (still read) has no waiters section, versions 1 and 2 no
-// scripts section (the Lua script cache, script.go).
+// scripts section (the Lua script cache, script.go), versions 1 to 3 no
+// functions section (the function libraries, function_rdb.go), versions 1
+// to 4 no settings section (settings.go).
 const (
 	snapMagic     = "SRFS"
-	snapVersion   = 3
+	snapVersion   = 5
 	snapHeaderLen = len(snapMagic) + 1 + 8
 	// maxWaitersLen bounds the waiters section; it is read in chunks, so a
 	// corrupt length fails at the end of the input, not in an allocation.
@@ -40,10 +44,12 @@ var ErrBadSnapshot = errors.New("fsm: bad snapshot")
 
 // snapshot is a point-in-time view being persisted while Apply goes on.
 type snapshot struct {
-	view    *store.View
-	lastNow int64
-	waiters []waiterRecord
-	scripts []scriptEntry // the script cache (immutable entries, script.go)
+	view     *store.View
+	lastNow  int64
+	waiters  []waiterRecord
+	scripts  []scriptEntry     // the script cache (immutable entries, script.go)
+	funcs    *functionSet      // the function libraries (immutable, function.go)
+	settings map[string]string // the group settings (immutable, settings.go)
 }
 
 // Snapshot takes an O(1) copy-on-write view of the state (and a copy of the
@@ -52,7 +58,8 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	view, lastNow, waiters := f.state.snapshotAll()
 	// Snapshot runs on the FSM goroutine, between Applies, so the script
 	// cache read here is the one of the view's index.
-	return &snapshot{view: view, lastNow: lastNow, waiters: waiters, scripts: f.state.scriptsView()}, nil
+	return &snapshot{view: view, lastNow: lastNow, waiters: waiters, scripts: f.state.scriptsView(),
+		funcs: f.state.functionsView(), settings: f.state.settingsView()}, nil
 }
 
 // Persist streams the header and the view into sink; on error the sink is
@@ -75,6 +82,8 @@ func (s *snapshot) write(w io.Writer) error {
 	hdr = append(hdr, ws...)
 	hdr = binary.BigEndian.AppendUint32(hdr, crc32.Checksum(ws, crc32c))
 	hdr = appendScriptsSection(hdr, s.scripts)
+	hdr = appendFunctionsSection(hdr, s.funcs)
+	hdr = appendSettingsSection(hdr, s.settings)
 	if _, err := bw.Write(hdr); err != nil {
 		return err
 	}
@@ -108,11 +117,25 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 			return fmt.Errorf("fsm: group %d: restore: %w", f.group, err)
 		}
 	}
+	funcs := newFunctionSet()
+	if version >= 4 {
+		if funcs, err = readFunctionsSection(br); err != nil {
+			return fmt.Errorf("fsm: group %d: restore: %w", f.group, err)
+		}
+	}
+	var settings map[string]string
+	if version >= 5 {
+		if settings, err = readSettingsSection(br); err != nil {
+			return fmt.Errorf("fsm: group %d: restore: %w", f.group, err)
+		}
+	}
 	st := store.New()
 	if err := st.Restore(br); err != nil {
 		return fmt.Errorf("fsm: group %d: restore: %w", f.group, err)
 	}
 	f.state.setScripts(scripts)
+	f.state.setFunctions(funcs)
+	f.state.setSettings(settings)
 	f.state.replace(st, lastNow, blk)
 	if f.hook != nil {
 		f.hook(BlockEvent{Reset: true, Blocked: blockedOf(blk.sorted())})

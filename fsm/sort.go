@@ -343,13 +343,17 @@ func sortOutput(c *Ctx, items []sortItem, o *sortOpts) resp.Value {
 		}
 		return resp.Array(vals...)
 	}
-	c.Store.Delete(o.store)
-	if len(out) > 0 {
-		for i := range out {
-			out[i] = clone(out[i]) // GET misses are stored as ""
+	if len(out) == 0 {
+		if c.del(o.store) {
+			c.notify(NotifyGeneric, "del", o.store)
 		}
-		c.newColl(o.store, store.TypeList, newListOf(out))
-		c.signalReady(o.store)
+		return zero
 	}
+	for i := range out {
+		out[i] = clone(out[i]) // GET misses are stored as ""
+	}
+	c.newColl(o.store, store.TypeList, newListOf(out)) // replaces what was there
+	c.signalReady(o.store)
+	c.notify(NotifyList, "sortstore", o.store)
 	return resp.Int(int64(len(out)))
 }

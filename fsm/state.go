@@ -27,6 +27,12 @@ type State struct {
 	blk     blockState    // blocked commands (blocking.go)
 	reads   atomic.Uint64 // varies the seeds of reads' randomness
 	scripts scriptCache   // the replicated Lua script cache (script.go)
+	// settings is the group's replicated metadata (settings.go); replaced,
+	// never modified.
+	settings map[string]string
+	// notifyClasses, if set, says per entry which keyspace events to
+	// collect (notify.go); set before the first Apply.
+	notifyClasses func() NotifyClass
 }
 
 // NewState makes an empty State.
@@ -66,16 +72,26 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 	case EntryCommands:
 		s.lastNow = now
 		c := &Ctx{Store: s.store, Now: now, Index: index, Rand: rand.New(rand.NewPCG(e.Seed, e.Seed)), scripts: &s.scripts}
+		c.notifyOn = s.collected()
 		res.Replies = make([]resp.Value, len(e.Cmds))
 		for i, args := range e.Cmds {
 			res.Replies[i] = s.maybeBlock(c, args, i, run(c, args), e.Term, res)
 			s.serveReady(c, e.Term, res)
 		}
+		res.Events = c.Events
+		return res, nil
+	case EntryFunctions:
+		s.lastNow = now
+		res.Replies = s.applyFunctions(e.Cmds)
+		return res, nil
+	case EntrySettings &^ IgnoreUnknown:
+		s.lastNow = now
+		s.applySettings(e.Cmds)
 		return res, nil
 	case EntryExpire:
 		s.lastNow = now
 		if len(e.Cmds) > 0 {
-			s.expire(now, e.Cmds[0])
+			res.Events = s.expire(now, e.Cmds[0])
 		}
 		return res, nil
 	case EntryUnblock &^ IgnoreUnknown:
@@ -127,13 +143,25 @@ func safeRun(c *Ctx, cmd *Command, args [][]byte) (v resp.Value) {
 }
 
 // expire deletes each key that is still expired at now (it may have been
-// rewritten since the leader proposed its deletion).
-func (s *State) expire(now int64, keys [][]byte) {
+// rewritten since the leader proposed its deletion), with an "expired"
+// event for each when they are collected.
+func (s *State) expire(now int64, keys [][]byte) []Event {
+	c := &Ctx{Store: s.store, Now: now, notifyOn: s.collected()}
 	for _, k := range keys {
 		if o := s.store.GetRaw(k); o != nil && expired(o, now) {
 			s.store.Delete(k)
+			c.notify(NotifyExpired, "expired", k)
 		}
 	}
+	return c.Events
+}
+
+// collected is the keyspace event classes the next entry collects.
+func (s *State) collected() NotifyClass {
+	if s.notifyClasses == nil {
+		return 0
+	}
+	return s.notifyClasses()
 }
 
 // Read runs a read-only command at time now (the leader's clock, never

@@ -203,10 +203,14 @@ func xaddCmd(c *Ctx, args [][]byte) resp.Value {
 		o = c.newColl(args[1], store.TypeStream, s)
 	}
 	s.Add(id, args[fieldPos:])
+	var trimmed int64
 	if a.strategy {
-		s.Trim(a.trim)
+		trimmed = s.Trim(a.trim)
 	}
-	c.changed(args[1], o)
+	c.changedEvent(NotifyStream, "xadd", args[1], o)
+	if trimmed > 0 {
+		c.notify(NotifyStream, "xtrim", args[1])
+	}
 	c.signalReady(args[1])
 	return idReply(id)
 }
@@ -281,7 +285,7 @@ func xdelCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	n := s.Delete(ids)
 	if n > 0 {
-		c.changed(args[1], o)
+		c.changedEvent(NotifyStream, "xdel", args[1], o)
 	}
 	return resp.Int(int64(n))
 }
@@ -300,7 +304,7 @@ func xtrimCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	n := s.Trim(a.trim)
 	if n > 0 {
-		c.changed(args[1], o)
+		c.changedEvent(NotifyStream, "xtrim", args[1], o)
 	}
 	return resp.Int(n)
 }
@@ -362,6 +366,6 @@ func xsetidCmd(c *Ctx, args [][]byte) resp.Value {
 	if !maxDel.IsZero() {
 		s.MaxDeletedID = maxDel
 	}
-	c.changed(args[1], o)
+	c.changedEvent(NotifyStream, "xsetid", args[1], o)
 	return resp.OK()
 }

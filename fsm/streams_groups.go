@@ -189,7 +189,7 @@ func xgroupCmd(c *Ctx, args [][]byte) resp.Value {
 			o = c.newColl(key, store.TypeStream, s)
 		}
 		s.CreateGroup(name, id, entriesRead)
-		c.changed(key, o)
+		c.changedEvent(NotifyStream, "xgroup-create", key, o)
 		return resp.OK()
 	case setid && (len(args) == 5 || len(args) == 7):
 		var id store.StreamID
@@ -200,28 +200,28 @@ func xgroupCmd(c *Ctx, args [][]byte) resp.Value {
 		}
 		g.LastID = id
 		g.EntriesRead = entriesRead
-		c.changed(key, o)
+		c.changedEvent(NotifyStream, "xgroup-setid", key, o)
 		return resp.OK()
 	case sub == "destroy" && len(args) == 4:
 		if g == nil {
 			return zero
 		}
 		s.DestroyGroup(name)
-		c.changed(key, o)
+		c.changedEvent(NotifyStream, "xgroup-destroy", key, o)
 		c.signalReady(key) // XREADGROUP waiters get NOGROUP
 		return one
 	case sub == "createconsumer" && len(args) == 5:
 		if _, created := g.CreateConsumer(args[4], c.Now); !created {
 			return zero
 		}
-		c.changed(key, o)
+		c.changedEvent(NotifyStream, "xgroup-createconsumer", key, o)
 		return one
 	case sub == "delconsumer" && len(args) == 5:
 		n := g.DeleteConsumer(args[4])
 		if n < 0 {
 			return zero
 		}
-		c.changed(key, o)
+		c.changedEvent(NotifyStream, "xgroup-delconsumer", key, o)
 		return resp.Int(int64(n))
 	}
 	return subSyntaxErr(args)
@@ -255,6 +255,17 @@ func xackCmd(c *Ctx, args [][]byte) resp.Value {
 		c.changed(args[1], o)
 	}
 	return resp.Int(int64(n))
+}
+
+// streamConsumer returns group g's consumer name, seen now, creating it
+// (with Redis's "xgroup-createconsumer" event) if g does not have it.
+func (c *Ctx) streamConsumer(key []byte, g *store.StreamGroup, name []byte) *store.StreamConsumer {
+	cons, created := g.CreateConsumer(name, c.Now)
+	if created {
+		c.notify(NotifyStream, "xgroup-createconsumer", key)
+	}
+	cons.SeenTime = c.Now
+	return cons
 }
 
 func noGroup(key, group []byte) resp.Value {
@@ -430,8 +441,7 @@ func xclaimCmd(c *Ctx, args [][]byte) resp.Value {
 	} else {
 		delivery = now
 	}
-	cons, _ := g.CreateConsumer(args[3], now)
-	cons.SeenTime = now
+	cons := c.streamConsumer(args[1], g, args[3])
 	out := []resp.Value{}
 	for _, id := range ids {
 		p, pending := g.PendingGet(id)
@@ -510,8 +520,7 @@ func xautoclaimCmd(c *Ctx, args [][]byte) resp.Value {
 	o, s, _ := c.writeStream(args[1])
 	g := s.MutGroup(args[2])
 	now := c.Now
-	cons, _ := g.CreateConsumer(args[3], now)
-	cons.SeenTime = now
+	cons := c.streamConsumer(args[1], g, args[3])
 	attempts := count * 10
 	// Collect the candidates first: the PEL changes as entries are claimed.
 	var cands []store.PendingEntry

@@ -203,13 +203,12 @@ func xreadCmd(c *Ctx, args [][]byte) resp.Value {
 			}
 			continue
 		}
-		o, s, _ := c.writeStream(key)
-		if s == nil {
-			continue
+		if rs, _ := c.readStream(key); rs == nil || !xreadServes(rs, groupName, ids[i]) {
+			continue // as Redis: no consumer is created for nothing to serve
 		}
+		o, s, _ := c.writeStream(key)
 		g := s.MutGroup(groupName)
-		cons, _ := g.CreateConsumer(consumerName, c.Now)
-		cons.SeenTime = c.Now
+		cons := c.streamConsumer(key, g, consumerName)
 		if ids[i] != maxID {
 			out = append(out, resp.Bulk(key), xreadHistory(c, s, g, cons, ids[i], count))
 		} else if last, ok := s.Last(); ok && g.LastID.Less(last.ID) {
@@ -227,6 +226,16 @@ func xreadCmd(c *Ctx, args [][]byte) resp.Value {
 // xreadNew delivers the entries from start on to a consumer of a group
 // (streamReplyWithRange with a group): the group's last-delivered ID and
 // read counter move on, and each entry enters the PELs unless noack.
+// xreadServes reports whether XREADGROUP serves stream s now: a history
+// read always does, ">" only when the group has entries not yet delivered.
+func xreadServes(s *store.Stream, group []byte, id store.StreamID) bool {
+	if id != maxID {
+		return true
+	}
+	last, ok := s.Last()
+	return ok && s.Group(group).LastID.Less(last.ID)
+}
+
 func xreadNew(c *Ctx, s *store.Stream, g *store.StreamGroup, cons *store.StreamConsumer,
 	start store.StreamID, count int64, noack bool) resp.Value {
 	var es []store.StreamEntry

@@ -92,7 +92,13 @@ func setCmd(c *Ctx, args [][]byte) resp.Value {
 	if opts.keepTTL && old != nil {
 		exp = old.ExpireAt
 	}
-	c.setWithExpiry(key, args[2], exp)
+	gone := c.setWithExpiry(key, args[2], exp)
+	c.notifySet(key, opts.unit != unitNone)
+	if gone {
+		// Redis stores the key and expires it on its next access; here it
+		// is gone at once, so it expires at once.
+		c.notify(NotifyExpired, "expired", key)
+	}
 	return reply
 }
 
@@ -104,13 +110,24 @@ func oldValue(o *store.Object) resp.Value {
 }
 
 // setWithExpiry stores val; an absolute expiry already in the past deletes
-// the key instead (the key would be expired at once).
-func (c *Ctx) setWithExpiry(key, val []byte, exp int64) {
+// the key instead (the key would be expired at once) and reports true.
+func (c *Ctx) setWithExpiry(key, val []byte, exp int64) bool {
 	if exp != 0 && exp <= c.Now {
+		c.notifyWrite(key) // as if stored: "new" if there was no key
 		c.Store.Delete(key)
-		return
+		return true
 	}
 	c.putString(key, val, exp)
+	return false
+}
+
+// notifySet records SET's events: "set", then "expire" when an expiry was
+// given (Redis's setGenericCommand).
+func (c *Ctx) notifySet(key []byte, expiry bool) {
+	c.notify(NotifyString, "set", key)
+	if expiry {
+		c.notify(NotifyGeneric, "expire", key)
+	}
 }
 
 func setnxCmd(c *Ctx, args [][]byte) resp.Value {
@@ -118,6 +135,7 @@ func setnxCmd(c *Ctx, args [][]byte) resp.Value {
 		return zero
 	}
 	c.putString(args[1], args[2], 0)
+	c.notifySet(args[1], false)
 	return one
 }
 
@@ -128,6 +146,7 @@ func setexCmd(u expireUnit) func(*Ctx, [][]byte) resp.Value {
 			return errReply(err)
 		}
 		c.putString(args[1], args[3], exp)
+		c.notifySet(args[1], true)
 		return resp.OK()
 	}
 }
@@ -151,6 +170,7 @@ func msetCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	for i := 1; i < len(args); i += 2 {
 		c.putString(args[i], args[i+1], 0)
+		c.notify(NotifyString, "set", args[i])
 	}
 	return resp.OK()
 }
@@ -174,6 +194,7 @@ func getsetCmd(c *Ctx, args [][]byte) resp.Value {
 		return errReply(err)
 	}
 	c.putString(args[1], args[2], 0)
+	c.notify(NotifyString, "set", args[1])
 	return oldValue(old)
 }
 
@@ -186,6 +207,7 @@ func getdelCmd(c *Ctx, args [][]byte) resp.Value {
 		return resp.Null()
 	}
 	c.Store.Delete(args[1])
+	c.notify(NotifyGeneric, "del", args[1])
 	return resp.Bulk(o.Str)
 }
 
@@ -210,10 +232,13 @@ func getexCmd(c *Ctx, args [][]byte) resp.Value {
 	switch {
 	case exp != 0 && exp <= c.Now:
 		c.Store.Delete(args[1])
+		c.notify(NotifyGeneric, "del", args[1])
 	case exp != 0:
 		c.putString(args[1], o.Str, exp)
+		c.notify(NotifyGeneric, "expire", args[1])
 	case opts.persist && o.ExpireAt != 0:
 		c.putString(args[1], o.Str, 0)
+		c.notify(NotifyGeneric, "persist", args[1])
 	}
 	return resp.Bulk(o.Str)
 }
@@ -236,6 +261,7 @@ func appendCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	if o == nil {
 		c.putString(args[1], args[2], 0)
+		c.notify(NotifyString, "append", args[1])
 		return resp.Int(int64(len(args[2])))
 	}
 	if err := checkLength(int64(len(o.Str)), int64(len(args[2]))); err != nil {
@@ -244,6 +270,7 @@ func appendCmd(c *Ctx, args [][]byte) resp.Value {
 	v := make([]byte, 0, len(o.Str)+len(args[2]))
 	v = append(append(v, o.Str...), args[2]...)
 	c.put(args[1], &store.Object{Type: store.TypeString, Str: v, ExpireAt: o.ExpireAt})
+	c.notify(NotifyString, "append", args[1])
 	return resp.Int(int64(len(v)))
 }
 

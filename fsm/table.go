@@ -24,6 +24,10 @@ type Ctx struct {
 	// scripts is the group's script cache (script.go); nil where scripts
 	// cannot run.
 	scripts *scriptCache
+	// Events collects the keyspace events of the entry's commands
+	// (notify.go), for the classes in notifyOn only (0: none).
+	Events   []Event
+	notifyOn NotifyClass
 }
 
 // Command is one data command: its metadata and its implementation.
@@ -130,6 +134,7 @@ func (c *Ctx) getString(key []byte) (*store.Object, error) {
 
 // put stores o at key, stamping it with the entry's index and time.
 func (c *Ctx) put(key []byte, o *store.Object) {
+	c.notifyWrite(key)
 	o.Version = c.Index
 	o.Touched = c.Now
 	c.Store.Put(key, o)
@@ -144,6 +149,7 @@ func (c *Ctx) putString(key, val []byte, exp int64) {
 // leftover is removed too (as Redis's lookupKeyWrite would) but not counted.
 func (c *Ctx) del(key []byte) bool {
 	live := c.get(key) != nil
+	c.notifyGone(key)
 	c.Store.Delete(key)
 	return live
 }

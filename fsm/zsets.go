@@ -41,15 +41,19 @@ func (c *Ctx) mutZSet(key []byte) (*store.Object, *store.ZSet, error) {
 }
 
 // storeZSet replaces dst by z (whatever dst held), or deletes dst when z is
-// empty, as the STORE commands do; the reply is z's size.
-func (c *Ctx) storeZSet(dst []byte, z *store.ZSet) resp.Value {
+// empty, as the STORE commands do; the reply is z's size. event is the
+// command's keyspace event.
+func (c *Ctx) storeZSet(dst []byte, z *store.ZSet, event string) resp.Value {
 	if z.Len() == 0 {
-		c.del(dst)
+		if c.del(dst) {
+			c.notify(NotifyGeneric, "del", dst)
+		}
 		return zero
 	}
 	z.FitEncoding()
 	c.put(dst, &store.Object{Type: store.TypeZSet, Coll: z})
 	c.signalReady(dst)
+	c.notify(NotifyZSet, event, dst)
 	return resp.Int(int64(z.Len()))
 }
 

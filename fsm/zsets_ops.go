@@ -223,10 +223,13 @@ func zsetOpGeneric(c *Ctx, args [][]byte, op zsetOp, toStore, cardOnly bool) res
 		res = zdiff(srcs)
 	}
 	if toStore {
-		return c.storeZSet(args[1], res)
+		return c.storeZSet(args[1], res, zstoreEvents[op])
 	}
 	return zreply(zspan{0, res.Len()}.collect(res, false, 0, -1), withScores)
 }
+
+// zstoreEvents are the keyspace events of the STORE forms.
+var zstoreEvents = [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}
 
 // zcmdName is the command's name as Redis's c->cmd->fullname spells it.
 func (c *Ctx) zcmdName(name []byte) string {

@@ -298,7 +298,7 @@ func zrangestoreCmd(c *Ctx, args [][]byte) resp.Value {
 			dst.Add([]byte(m.member), m.score)
 		}
 	}
-	return c.storeZSet(args[1], dst)
+	return c.storeZSet(args[1], dst, "zrangestore")
 }
 
 // randMaxRepeats bounds the reply of ZRANDMEMBER, HRANDFIELD and

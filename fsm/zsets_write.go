@@ -28,13 +28,13 @@ func init() {
 			"O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.", zremCmd),
 		zsetCmd("zremrangebyrank", 4, fW, 1, 1, 1, aclZWriteSlow, "2.0.0",
 			"Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.",
-			zremComplexity, zremrangeCmd(zspanRank)),
+			zremComplexity, zremrangeCmd(zspanRank, "zremrangebyrank")),
 		zsetCmd("zremrangebyscore", 4, fW, 1, 1, 1, aclZWriteSlow, "1.2.0",
 			"Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.",
-			zremComplexity, zremrangeCmd(zscoreSpan)),
+			zremComplexity, zremrangeCmd(zscoreSpan, "zremrangebyscore")),
 		zsetCmd("zremrangebylex", 4, fW, 1, 1, 1, aclZWriteSlow, "2.8.9",
 			"Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.",
-			zremComplexity, zremrangeCmd(zlexSpan)),
+			zremComplexity, zremrangeCmd(zlexSpan, "zremrangebylex")),
 		zsetCmd("zpopmin", -2, fW|fF, 1, 1, 1, aclZWriteFast, "5.0.0",
 			"Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
 			zpopComplexity, zpopCmd(false)),
@@ -160,12 +160,19 @@ flagsDone:
 		score = s
 	}
 	if added+updated > 0 {
-		c.changed(key, o)
+		c.changedEvent(NotifyZSet, zaddEvent(f.incr), key, o)
 	}
 	if added > 0 {
 		c.signalReady(key)
 	}
 	return zaddReply(f, added, updated, processed, score)
+}
+
+func zaddEvent(incr bool) string {
+	if incr {
+		return "zincr"
+	}
+	return "zadd"
 }
 
 func zaddReply(f zaddFlags, added, updated, processed int, score float64) resp.Value {
@@ -198,7 +205,7 @@ func zremCmd(c *Ctx, args [][]byte) resp.Value {
 		}
 	}
 	if deleted > 0 {
-		c.changed(args[1], o)
+		c.changedEvent(NotifyZSet, "zrem", args[1], o)
 	}
 	return resp.Int(int64(deleted))
 }
@@ -219,7 +226,7 @@ func zspanRank(z *store.ZSet, startArg, stopArg []byte) (zspan, error) {
 	return zrankSpan(z.Len(), start, stop), nil
 }
 
-func zremrangeCmd(span func(*store.ZSet, []byte, []byte) (zspan, error)) func(*Ctx, [][]byte) resp.Value {
+func zremrangeCmd(span func(*store.ZSet, []byte, []byte) (zspan, error), event string) func(*Ctx, [][]byte) resp.Value {
 	return func(c *Ctx, args [][]byte) resp.Value {
 		if _, err := span(nil, args[2], args[3]); err != nil {
 			return errReply(err)
@@ -234,7 +241,7 @@ func zremrangeCmd(span func(*store.ZSet, []byte, []byte) (zspan, error)) func(*C
 		s, _ := span(z, args[2], args[3])
 		n := z.RemoveRange(s.start, s.end)
 		if n > 0 {
-			c.changed(args[1], o)
+			c.changedEvent(NotifyZSet, event, args[1], o)
 		}
 		return resp.Int(int64(n))
 	}
@@ -281,7 +288,7 @@ func (c *Ctx) zpop(keys [][]byte, p zpopOpts) resp.Value {
 		popped = zspan{0, n}.collect(z, false, 0, -1)
 		z.RemoveRange(0, n)
 	}
-	c.changed(key, o)
+	c.changedEvent(NotifyZSet, zpopEvent(p.max), key, o)
 	var items []resp.Value
 	if p.nested {
 		items = make([]resp.Value, len(popped))
@@ -303,6 +310,13 @@ func (c *Ctx) zpop(keys [][]byte, p zpopOpts) resp.Value {
 		return zsetPairsNested(items)
 	}
 	return resp.Array(items...)
+}
+
+func zpopEvent(max bool) string {
+	if max {
+		return "zpopmax"
+	}
+	return "zpopmin"
 }
 
 // zsetPairsNested is ZPOPMIN/ZPOPMAX with COUNT: nested pairs in RESP3,

@@ -113,7 +113,7 @@ func (c *Cluster) config(i int, bus net.Listener) cluster.Config {
 		Groups: c.opts.Groups, Replicas: c.opts.Replicas,
 		Logger:        c.logger.With("node", p.ID),
 		RaftHeartbeat: heartbeat, RaftElection: election, RaftLeaderLease: leaderLease, RaftCommit: commit,
-		Faults: c.opts.Faults,
+		Faults: c.opts.Faults, GossipFast: true,
 	}
 }
 

@@ -3,6 +3,7 @@ package testcluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -270,11 +271,14 @@ func TestMultiGoRedis(t *testing.T) {
 						if err == nil {
 							break
 						}
-						if !errors.Is(err, redis.TxFailedErr) {
+						if !errors.Is(err, redis.TxFailedErr) && !neverProposed(err) {
 							errs <- err
 							return
 						}
-						retries.Add(1)
+						if retries.Add(1) > 100_000 {
+							errs <- fmt.Errorf("no progress after %d retries: %w", retries.Load(), err)
+							return
+						}
 					}
 				}
 			})
@@ -319,4 +323,21 @@ func testMultiFailover(t *testing.T, c *testcluster.Cluster, rdb *redis.ClusterC
 	})
 	c.RestartNode(victim)
 	c.WaitLeaders(20 * time.Second)
+}
+
+// neverProposed says whether err is a reply that slotraft gives only for
+// commands that never reached the log (a leader change under a loaded
+// machine): the client may retry the transaction.
+func neverProposed(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	msg := rerr.Error()
+	for _, prefix := range []string{"CLUSTERDOWN ", "MOVED ", "TRYAGAIN "} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -38,6 +38,7 @@ type Mux struct {
 	streams map[uint32]*Stream
 	conns   map[net.Conn]struct{} // every live conn: handshaking, accepted, dialled
 	rpcPool map[string][]*rpcConn // idle dialled rpc connections by address
+	gossip  *GossipTransport      // set by Gossip
 }
 
 // New starts serving cfg.Listener.
@@ -182,6 +183,9 @@ func (m *Mux) handshake(raw net.Conn) {
 	case RPCGroup:
 		m.serveRPC(c)
 		return
+	case GossipPacketGroup:
+		m.servePackets(c)
+		return
 	}
 	m.mu.Lock()
 	s := m.streams[h.group]
@@ -252,9 +256,13 @@ func (m *Mux) dial(addr string, group uint32, timeout time.Duration) (*conn, err
 
 // Stream registers group and returns its raft.StreamLayer.
 func (m *Mux) Stream(group uint32) (*Stream, error) {
-	if group == ControlGroup || group == RPCGroup {
+	if group == ControlGroup || group >= GossipPacketGroup {
 		return nil, fmt.Errorf("transport: group %d is reserved", group)
 	}
+	return m.stream(group)
+}
+
+func (m *Mux) stream(group uint32) (*Stream, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {

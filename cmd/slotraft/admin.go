@@ -19,6 +19,9 @@ const adminUsage = `usage: slotraft admin [--addr host:port] [--timeout d] <comm
 
 commands:
   status [--json]   nodes, slot groups, leaders, replicas, lag and slot ranges
+  transfer-leader <group> <node-id>
+                    make <node-id> the preferred leader of a slot group (kept in the
+                    group's log, so leader spreading keeps it there) and wait until it leads
   leave             make the node at --addr leave as on SIGTERM: it hands off its
                     leaderships, waits until no group needs it for a quorum, exits
 `
@@ -29,7 +32,7 @@ func runAdmin(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, adminUsage) }
 	addr := fs.String("addr", "127.0.0.1:7001", "client address (host:port) of any node")
-	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the node")
+	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the node")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,6 +48,16 @@ func runAdmin(args []string, stdout, stderr io.Writer) error {
 	switch fs.Arg(0) {
 	case "status":
 		return adminStatus(ctx, rdb, fs.Args()[1:], stdout, stderr)
+	case "transfer-leader":
+		if fs.NArg() != 3 {
+			fmt.Fprint(stderr, adminUsage)
+			return errUsage
+		}
+		if err := rdb.Do(ctx, "SLOTRAFT", "TRANSFER-LEADER", fs.Arg(1), fs.Arg(2)).Err(); err != nil {
+			return fmt.Errorf("transfer-leader: %w", err)
+		}
+		fmt.Fprintf(stdout, "group %s is led by %s\n", fs.Arg(1), fs.Arg(2))
+		return nil
 	case "leave":
 		if err := rdb.Do(ctx, "SLOTRAFT", "LEAVE").Err(); err != nil {
 			return fmt.Errorf("leave %s: %w", *addr, err)
@@ -83,9 +96,9 @@ func adminStatus(ctx context.Context, rdb *redis.Client, args []string, stdout, 
 // printStatus renders the status as two tables: nodes, then groups.
 func printStatus(w io.Writer, st cluster.ClusterStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tCLIENT\tBUS\tSTATE\tLEADERS\tREPLICAS")
+	fmt.Fprintln(tw, "NODE\tCLIENT\tBUS\tSTATE\tGOSSIP\tLEADERS\tREPLICAS")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", n.ID, n.ClientAddr, n.BusAddr, nodeState(n), n.Leaders, n.Replicas)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", n.ID, n.ClientAddr, n.BusAddr, nodeState(n), n.Gossip, n.Leaders, n.Replicas)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "GROUP\tSLOTS\tLEADER\tREPLICAS (state, lag)")

@@ -1,0 +1,189 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// Gossip: hashicorp/memberlist over the bus port (transport.GossipTransport)
+// tells every node which nodes are alive, suspected or dead, independently
+// of the Raft groups they share. CLUSTER NODES flags and `admin status`
+// show it; the placement controller of the meta group (issue #3) will use
+// it to replace dead nodes.
+
+// GossipState is a node's liveness as gossip sees it.
+type GossipState string
+
+const (
+	GossipAlive   GossipState = "alive"
+	GossipSuspect GossipState = "suspect" // missed probes; not yet declared dead
+	GossipDead    GossipState = "dead"
+	GossipLeft    GossipState = "left"    // left on purpose
+	GossipUnknown GossipState = "unknown" // never heard of (not joined yet)
+)
+
+// gossipMeta is what a node tells others about itself in gossip.
+type gossipMeta struct {
+	Client string `json:"c"`
+	Bus    string `json:"b"`
+}
+
+// gossip is this node's memberlist and what it learnt.
+type gossip struct {
+	n  *Node
+	ml *memberlist.Memberlist
+
+	mu    sync.Mutex
+	state map[string]GossipState
+	since map[string]time.Time // when the state last changed
+}
+
+// gossipLeaveTimeout bounds how long a closing node tells others it leaves.
+const gossipLeaveTimeout = 500 * time.Millisecond
+
+// gossipJoinRetry is how often a node retries joining the peers it does
+// not see.
+const gossipJoinRetry = time.Second
+
+func (n *Node) startGossip() error {
+	tr, err := n.mux.Gossip()
+	if err != nil {
+		return err
+	}
+	gs := &gossip{n: n, state: map[string]GossipState{}, since: map[string]time.Time{}}
+	conf := memberlist.DefaultLANConfig()
+	if n.cfg.GossipFast {
+		conf = memberlist.DefaultLocalConfig()
+		conf.ProbeInterval, conf.ProbeTimeout = 200*time.Millisecond, 100*time.Millisecond
+		conf.GossipInterval, conf.SuspicionMult = 50*time.Millisecond, 2
+	}
+	conf.Name = n.self.ID
+	conf.Transport = tr
+	conf.Events = gs
+	conf.Delegate = gs
+	conf.Logger = newHCLog(n.log, "memberlist", slog.LevelInfo).StandardLogger(nil)
+	ml, err := memberlist.Create(conf)
+	if err != nil {
+		_ = tr.Shutdown()
+		return fmt.Errorf("gossip: %w", err)
+	}
+	gs.ml = ml
+	n.gossip = gs
+	n.goBackground(gs.joinLoop)
+	return nil
+}
+
+// joinLoop keeps joining the peers gossip does not see alive: at start
+// (peers may start later than this node) and after a partition long enough
+// for memberlist to forget the other side.
+func (gs *gossip) joinLoop() {
+	for {
+		if seeds := gs.missing(); len(seeds) > 0 {
+			if joined, err := gs.ml.Join(seeds); joined == 0 {
+				gs.n.log.Debug("gossip join failed, retrying", "seeds", seeds, "err", err)
+			}
+		}
+		select {
+		case <-gs.n.ctx.Done():
+			return
+		case <-time.After(gossipJoinRetry):
+		}
+	}
+}
+
+// missing is the bus addresses of the peers memberlist does not list.
+func (gs *gossip) missing() []string {
+	listed := map[string]bool{}
+	for _, m := range gs.ml.Members() {
+		listed[m.Name] = true
+	}
+	var seeds []string
+	for _, p := range gs.n.peers {
+		if p.ID != gs.n.self.ID && !listed[p.ID] {
+			seeds = append(seeds, p.BusAddr)
+		}
+	}
+	return seeds
+}
+
+// stop leaves the gossip (so peers mark this node left, not dead) and
+// shuts memberlist down.
+func (gs *gossip) stop(timeout time.Duration) {
+	if err := gs.ml.Leave(timeout); err != nil {
+		gs.n.log.Debug("gossip leave", "err", err)
+	}
+	if err := gs.ml.Shutdown(); err != nil {
+		gs.n.log.Debug("gossip shutdown", "err", err)
+	}
+}
+
+// GossipStates is every node's liveness as gossip sees it from here.
+func (n *Node) GossipStates() map[string]GossipState {
+	if n.gossip == nil {
+		out := map[string]GossipState{}
+		for _, p := range n.peers {
+			out[p.ID] = GossipUnknown
+		}
+		return out
+	}
+	return n.gossip.States()
+}
+
+// States is every peer's gossip state; this node is always alive.
+func (gs *gossip) States() map[string]GossipState {
+	out := map[string]GossipState{}
+	for _, p := range gs.n.peers {
+		out[p.ID] = GossipUnknown
+	}
+	gs.mu.Lock()
+	for id, st := range gs.state {
+		out[id] = st
+	}
+	gs.mu.Unlock()
+	for _, m := range gs.ml.Members() {
+		if m.State == memberlist.StateSuspect {
+			out[m.Name] = GossipSuspect
+		}
+	}
+	out[gs.n.self.ID] = GossipAlive
+	return out
+}
+
+func (gs *gossip) set(name string, st GossipState) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.state[name] != st {
+		gs.state[name], gs.since[name] = st, time.Now()
+		gs.n.log.Info("gossip: node state", "peer", name, "state", string(st))
+	}
+}
+
+// NotifyJoin, NotifyLeave and NotifyUpdate make gossip a memberlist.EventDelegate.
+func (gs *gossip) NotifyJoin(m *memberlist.Node)   { gs.set(m.Name, GossipAlive) }
+func (gs *gossip) NotifyUpdate(m *memberlist.Node) { gs.set(m.Name, GossipAlive) }
+func (gs *gossip) NotifyLeave(m *memberlist.Node) {
+	if m.State == memberlist.StateLeft {
+		gs.set(m.Name, GossipLeft)
+		return
+	}
+	gs.set(m.Name, GossipDead)
+}
+
+// NodeMeta makes gossip a memberlist.Delegate: it carries the addresses.
+func (gs *gossip) NodeMeta(limit int) []byte {
+	b, _ := json.Marshal(gossipMeta{Client: gs.n.self.ClientAddr, Bus: gs.n.self.BusAddr})
+	if len(b) > limit {
+		return nil
+	}
+	return b
+}
+
+func (gs *gossip) NotifyMsg([]byte)                           {}
+func (gs *gossip) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (gs *gossip) LocalState(join bool) []byte                { return nil }
+func (gs *gossip) MergeRemoteState(buf []byte, join bool)     {}

@@ -1,0 +1,146 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/slotraft/slotraft/fsm"
+)
+
+// Leadership transfers (hand-off on leave, spreading to the preferred
+// replica) drain the proposer first. hashicorp/raft answers ErrLeadershipLost
+// to every entry still in flight when the old leader steps down, although the
+// new leader, which caught up before the transfer, will commit them: clients
+// would see "outcome unknown" for writes that are in fact applied. So new
+// proposals are refused (ErrNotLeader: never proposed, a safe redirect) and
+// the transfer waits until every handed entry has been answered.
+
+// transferDrainWait bounds the wait for in-flight entries; a transfer after
+// it may still turn a slow entry's outcome unknown, never unsafe.
+const transferDrainWait = 2 * time.Second
+
+// transferLeadership hands g's leadership to `to`, or to the most
+// up-to-date follower when to is nil.
+func (g *Group) transferLeadership(to *Peer) error {
+	g.applyMu.Lock()
+	g.transferring = true
+	g.applyMu.Unlock()
+	defer func() {
+		g.applyMu.Lock()
+		g.transferring = false
+		g.applyMu.Unlock()
+	}()
+	deadline := time.Now().Add(transferDrainWait)
+	for g.inflightN.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if to == nil {
+		return g.raft.LeadershipTransfer().Error()
+	}
+	return g.raft.LeadershipTransferToServer(raft.ServerID(to.ID), raft.ServerAddress(to.BusAddr)).Error()
+}
+
+// preferred is the replica g's leadership should be on.
+func (g *Group) preferred() Peer {
+	if id := g.fsm.State().Setting(fsm.SettingPreferredLeader); id != "" {
+		for _, p := range g.replicas {
+			if p.ID == id {
+				return p
+			}
+		}
+	}
+	return g.replicas[0]
+}
+
+// transferWait bounds how long SLOTRAFT TRANSFER-LEADER waits for the
+// leadership to arrive at the chosen replica.
+const transferWait = 10 * time.Second
+
+// ErrTransfer wraps the errors of TransferLeader.
+var ErrTransfer = errors.New("transfer leader")
+
+// TransferLeader records node `to` as group gid's preferred leader (through
+// the group's log, so it holds across failovers and restarts) and waits
+// until `to` leads the group.
+func (n *Node) TransferLeader(ctx context.Context, gid uint32, to string) error {
+	if gid == 0 || int(gid) > len(n.groups) {
+		return fmt.Errorf("%w: no group %d", ErrTransfer, gid)
+	}
+	g := n.groups[gid-1]
+	if !slices.ContainsFunc(g.replicas, func(p Peer) bool { return p.ID == to }) {
+		return fmt.Errorf("%w: %s is not a replica of group %d", ErrTransfer, to, gid)
+	}
+	if err := n.setGroupSetting(ctx, g, fsm.SettingPreferredLeader, to); err != nil {
+		return fmt.Errorf("%w: group %d: %w", ErrTransfer, gid, err)
+	}
+	deadline := time.Now().Add(transferWait)
+	for {
+		if p, ok := n.Leader(g); ok && p.ID == to {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s is group %d's preferred leader now, but did not take the leadership within %v (is it healthy?)",
+				ErrTransfer, to, gid, transferWait)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ErrTransfer, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// setGroupSetting proposes a settings entry on g's leader, here or, over
+// the bus, on the node that leads it.
+func (n *Node) setGroupSetting(ctx context.Context, g *Group, key, value string) error {
+	if g.IsLeader() {
+		return g.proposeEntry(ctx, fsm.SettingsEntry(key, value))
+	}
+	leader, ok := n.Leader(g)
+	if !ok {
+		return errors.New("the group has no leader")
+	}
+	_, err := n.call(ctx, leader.ID, svcSetting, encodeSetting(g.id, key, value))
+	return err
+}
+
+// encodeSetting is svcSetting's payload: version 1, group id, key, value.
+func encodeSetting(gid uint32, key, value string) []byte {
+	b := []byte{1}
+	b = binary.BigEndian.AppendUint32(b, gid)
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	return append(b, value...)
+}
+
+func decodeSetting(b []byte) (gid uint32, key, value string, err error) {
+	if len(b) < 5 || b[0] != 1 {
+		return 0, "", "", errors.New("bad setting request")
+	}
+	gid = binary.BigEndian.Uint32(b[1:5])
+	kl, n := binary.Uvarint(b[5:])
+	if n <= 0 || kl > uint64(len(b)-5-n) {
+		return 0, "", "", errors.New("bad setting request")
+	}
+	rest := b[5+n:]
+	return gid, string(rest[:kl]), string(rest[kl:]), nil
+}
+
+// serveSetting proposes a setting for a group led here (svcSetting).
+func (n *Node) serveSetting(ctx context.Context, _ string, payload []byte) ([]byte, error) {
+	gid, key, value, err := decodeSetting(payload)
+	if err != nil {
+		return nil, err
+	}
+	if gid == 0 || int(gid) > len(n.groups) || !n.groups[gid-1].IsLeader() {
+		return nil, fmt.Errorf("group %d is not led by %s", gid, n.self.ID)
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	return nil, n.groups[gid-1].proposeEntry(ctx, fsm.SettingsEntry(key, value))
+}

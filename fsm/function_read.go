@@ -1,0 +1,138 @@
+package fsm
+
+import (
+	"strings"
+
+	"github.com/slotraft/slotraft/resp"
+)
+
+// The FUNCTION read subcommands: LIST, DUMP and STATS, answered from one
+// group's libraries (every group holds the same ones).
+
+// IsFunctionRead reports whether sub is LIST, DUMP or STATS.
+func IsFunctionRead(sub []byte) bool { return eq(sub, "list") || eq(sub, "dump") || eq(sub, "stats") }
+
+// FunctionRead answers a FUNCTION read subcommand (op: the arguments after
+// FUNCTION) from the group's libraries.
+func (s *State) FunctionRead(op [][]byte) resp.Value {
+	return functionRead(s.functionsView(), op)
+}
+
+// FunctionDump is the group's FUNCTION DUMP payload.
+func (s *State) FunctionDump() []byte { return dumpFunctions(s.functionsView().sorted()) }
+
+// FunctionReadPayload answers a FUNCTION read subcommand from the libraries
+// in a FUNCTION DUMP payload: a node that leads no group answers with
+// another node's dump.
+func FunctionReadPayload(payload []byte, op [][]byte) resp.Value {
+	set, err := restoreFunctions(payload)
+	if err != nil {
+		return errReply(err)
+	}
+	return functionRead(set, op)
+}
+
+func functionRead(set *functionSet, op [][]byte) resp.Value {
+	if len(op) == 0 {
+		return errReply(resp.ErrWrongArgs("function"))
+	}
+	switch strings.ToLower(string(op[0])) {
+	case "list":
+		return functionList(set, op)
+	case "dump":
+		if len(op) != 1 {
+			return errReply(resp.ErrWrongArgs("function|dump"))
+		}
+		return resp.Bulk(dumpFunctions(set.sorted()))
+	case "stats":
+		if len(op) != 1 {
+			return errReply(resp.ErrWrongArgs("function|stats"))
+		}
+		return functionStats(set)
+	}
+	return errReply(resp.ErrUnknownSubcommand([]byte("FUNCTION"), op[0]))
+}
+
+// CheckFunctionRead checks a read subcommand's arguments (LIST's options)
+// without reading any library.
+func CheckFunctionRead(op [][]byte) error {
+	v := functionRead(newFunctionSet(), op)
+	if v.IsError() {
+		return resp.NewError(string(v.Str))
+	}
+	return nil
+}
+
+// functionList is FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].
+func functionList(set *functionSet, op [][]byte) resp.Value {
+	withCode := false
+	var pattern []byte
+	for i := 1; i < len(op); i++ {
+		switch {
+		case !withCode && eq(op[i], "withcode"):
+			withCode = true
+		case pattern == nil && eq(op[i], "libraryname"):
+			if i >= len(op)-1 {
+				return errf("ERR library name argument was not given")
+			}
+			i++
+			pattern = []byte(strings.ToLower(string(op[i])))
+		default:
+			return errf("ERR Unknown argument %s", op[i])
+		}
+	}
+	var out []resp.Value
+	for _, lib := range set.sorted() {
+		// stringmatchlen with nocase: both sides lowercased.
+		if pattern != nil && !Match(pattern, []byte(strings.ToLower(lib.name))) {
+			continue
+		}
+		out = append(out, libraryInfo(lib, withCode))
+	}
+	return resp.Array(out...)
+}
+
+func libraryInfo(lib *library, withCode bool) resp.Value {
+	funcs := make([]resp.Value, 0, len(lib.funcs))
+	for _, fn := range sortedFunctions(lib) {
+		desc := resp.Null()
+		if fn.hasDesc {
+			desc = resp.Bulk(fn.desc)
+		}
+		var flags []resp.Value
+		for _, f := range funcFlagNames {
+			if fn.flags&f.f != 0 {
+				flags = append(flags, resp.Status(f.name))
+			}
+		}
+		funcs = append(funcs, resp.Map(resp.BulkString("name"), resp.BulkString(fn.name),
+			resp.BulkString("description"), desc, resp.BulkString("flags"), resp.Set(flags...)))
+	}
+	kvs := []resp.Value{resp.BulkString("library_name"), resp.BulkString(lib.name),
+		resp.BulkString("engine"), resp.BulkString("LUA"), resp.BulkString("functions"), resp.Array(funcs...)}
+	if withCode {
+		kvs = append(kvs, resp.BulkString("library_code"), resp.Bulk(lib.code))
+	}
+	return resp.Map(kvs...)
+}
+
+// sortedFunctions lists a library's functions by name (Redis: its hash
+// table's order).
+func sortedFunctions(lib *library) []*libFunction {
+	out := append([]*libFunction(nil), lib.funcs...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].name < out[j-1].name; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// functionStats is FUNCTION STATS: no function is ever running when a
+// command is served (they run inside Apply), so running_script is null.
+func functionStats(set *functionSet) resp.Value {
+	lua := resp.Map(resp.BulkString("libraries_count"), resp.Int(int64(len(set.libs))),
+		resp.BulkString("functions_count"), resp.Int(int64(len(set.funcs))))
+	return resp.Map(resp.BulkString("running_script"), resp.Null(),
+		resp.BulkString("engines"), resp.Map(resp.BulkString("LUA"), lua))
+}

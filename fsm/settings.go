@@ -1,0 +1,107 @@
+package fsm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+)
+
+// Group settings: a small replicated map of the group's own metadata, set
+// by EntrySettings and kept in snapshots, such as the replica an operator
+// prefers as leader (`slotraft admin transfer-leader`). The map is never
+// changed in place: Apply swaps in a new one, so readers and snapshots hold
+// an immutable map.
+
+// SettingPreferredLeader is the node id the group's leadership should move
+// to when that replica is healthy; empty means the static placement's.
+const SettingPreferredLeader = "preferred-leader"
+
+// maxSettingsLen bounds the settings section of a snapshot.
+const maxSettingsLen = 1 << 20
+
+// applySettings applies EntrySettings: each command is a key and a value;
+// an empty value removes the key. Like the other internal entries it has
+// no replies; a pair of another shape (not written by this code) is skipped.
+func (s *State) applySettings(cmds [][][]byte) {
+	next := maps.Clone(s.settings)
+	if next == nil {
+		next = map[string]string{}
+	}
+	for _, kv := range cmds {
+		switch {
+		case len(kv) != 2:
+		case len(kv[1]) == 0:
+			delete(next, string(kv[0]))
+		default:
+			next[string(kv[0])] = string(kv[1])
+		}
+	}
+	s.settings = next
+}
+
+// Setting is the value of a group setting ("" if unset).
+func (s *State) Setting(key string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.settings[key]
+}
+
+func (s *State) settingsView() map[string]string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.settings
+}
+
+func (s *State) setSettings(m map[string]string) {
+	s.mu.Lock()
+	s.settings = m
+	s.mu.Unlock()
+}
+
+// SettingsEntry is the entry that sets key to value ("" removes it).
+func SettingsEntry(key, value string) *Entry {
+	return &Entry{Type: EntrySettings, Cmds: [][][]byte{{[]byte(key), []byte(value)}}}
+}
+
+// appendSettingsSection encodes the settings in key order.
+func appendSettingsSection(b []byte, m map[string]string) []byte {
+	keys := slices.Sorted(maps.Keys(m))
+	enc := binary.AppendUvarint(nil, uint64(len(keys)))
+	for _, k := range keys {
+		enc = binary.AppendUvarint(enc, uint64(len(k)))
+		enc = append(enc, k...)
+		enc = binary.AppendUvarint(enc, uint64(len(m[k])))
+		enc = append(enc, m[k]...)
+	}
+	return appendChecked(b, enc)
+}
+
+func readSettingsSection(r io.Reader) (map[string]string, error) {
+	b, err := readChecked(r, "settings", maxSettingsLen)
+	if err != nil {
+		return nil, err
+	}
+	d := decoder{b: b}
+	n, err := d.count("settings")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+	}
+	m := make(map[string]string, n)
+	for i := range n {
+		k, err := d.bytes("setting key")
+		if err != nil {
+			return nil, fmt.Errorf("%w: setting %d: %w", ErrBadSnapshot, i, err)
+		}
+		v, err := d.bytes("setting value")
+		if err != nil {
+			return nil, fmt.Errorf("%w: setting %d: %w", ErrBadSnapshot, i, err)
+		}
+		m[string(k)] = string(v)
+	}
+	if d.remaining() != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes after the settings", ErrBadSnapshot, d.remaining())
+	}
+	return m, nil
+}

@@ -1,0 +1,94 @@
+package fsm
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func TestSettings(t *testing.T) {
+	s := NewState()
+	apply := func(key, value string) {
+		t.Helper()
+		if replies, err := s.ApplyEntry(1, SettingsEntry(key, value)); err != nil || len(replies) != 0 {
+			t.Fatalf("settings entry %s=%q: %v, %v; want no replies", key, value, replies, err)
+		}
+	}
+	if got := s.Setting(SettingPreferredLeader); got != "" {
+		t.Fatalf("unset setting = %q", got)
+	}
+	apply(SettingPreferredLeader, "node2")
+	before := s.settingsView()
+	apply(SettingPreferredLeader, "node3")
+	if got := s.Setting(SettingPreferredLeader); got != "node3" {
+		t.Fatalf("setting = %q, want node3", got)
+	}
+	if before[SettingPreferredLeader] != "node2" {
+		t.Fatal("a settings view changed after a later entry: the map must be replaced, not modified")
+	}
+	apply(SettingPreferredLeader, "")
+	if got := s.Setting(SettingPreferredLeader); got != "" {
+		t.Fatalf("removed setting = %q", got)
+	}
+	if _, err := s.ApplyEntry(2, &Entry{Type: EntrySettings, Cmds: [][][]byte{{[]byte("only-a-key")}}}); err != nil {
+		t.Fatalf("malformed setting: %v; want it skipped", err)
+	}
+	if len(s.settingsView()) != 0 {
+		t.Fatalf("malformed setting changed the settings: %v", s.settingsView())
+	}
+}
+
+func TestSettingsSnapshot(t *testing.T) {
+	f := New(1, nil)
+	if _, err := f.State().ApplyEntry(1, SettingsEntry(SettingPreferredLeader, "node2")); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := f.Snapshot()
+	var buf bytes.Buffer
+	if err := snap.(*snapshot).write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f2 := New(2, nil)
+	if err := f2.Restore(nopCloser{bytes.NewBuffer(buf.Bytes())}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f2.State().Setting(SettingPreferredLeader); got != "node2" {
+		t.Fatalf("restored setting = %q, want node2", got)
+	}
+
+	// Version 4 had no settings section.
+	b := append([]byte{}, buf.Bytes()...)
+	b[len(snapMagic)] = 4
+	sec := appendSettingsSection(nil, map[string]string{SettingPreferredLeader: "node2"})
+	i := bytes.Index(b, sec)
+	if i < 0 {
+		t.Fatal("settings section not found in the snapshot")
+	}
+	v4 := append(append([]byte{}, b[:i]...), b[i+len(sec):]...)
+	f3 := New(3, nil)
+	if err := f3.Restore(nopCloser{bytes.NewBuffer(v4)}); err != nil {
+		t.Fatalf("restore v4: %v", err)
+	}
+	if got := f3.State().Setting(SettingPreferredLeader); got != "" {
+		t.Fatalf("v4 restore has setting %q", got)
+	}
+}
+
+func FuzzReadSettingsSection(f *testing.F) {
+	f.Add(appendSettingsSection(nil, map[string]string{"a": "b", SettingPreferredLeader: "node1"}))
+	f.Add(appendSettingsSection(nil, nil))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m, err := readSettingsSection(bytes.NewReader(in))
+		if err != nil {
+			if !errors.Is(err, ErrBadSnapshot) {
+				t.Fatalf("error %v does not wrap ErrBadSnapshot", err)
+			}
+			return
+		}
+		again := appendSettingsSection(nil, m)
+		m2, err := readSettingsSection(bytes.NewReader(again))
+		if err != nil || len(m2) != len(m) {
+			t.Fatalf("re-read %v, %v; want %v", m2, err, m)
+		}
+	})
+}
