@@ -68,6 +68,14 @@ start_slotraft() {
 		exit 1
 	fi
 	kill -0 "$dev"
+	# Leader spreading moves leaderships for a few seconds after start;
+	# redis-benchmark gives up when a master it knows turns replica.
+	wait_for "one slotraft master per node" 60 masters_spread "$SLOTRAFT_BASE_PORT" 3
+}
+
+# masters_spread PORT N: CLUSTER NODES on PORT shows N masters, each with slots.
+masters_spread() {
+	[ "$(redis-cli -p "$1" cluster nodes | awk '$3 ~ /master/ && NF > 8' | wc -l)" -eq "$2" ]
 }
 
 # start_redis NAME PORT ARGS...: a redis-server with its own dir.
