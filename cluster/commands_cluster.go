@@ -81,6 +81,7 @@ type topology struct {
 	byID   map[string]Peer
 	epoch  map[string]int // config epoch of each node: its 1-based position in Peers
 	groups []groupView    // in slot order
+	live   map[string]GossipState
 }
 
 type groupView struct {
@@ -91,7 +92,8 @@ type groupView struct {
 }
 
 func (s *Server) topology() *topology {
-	t := &topology{self: s.n.Self(), peers: s.n.Peers(), byID: map[string]Peer{}, epoch: map[string]int{}}
+	t := &topology{self: s.n.Self(), peers: s.n.Peers(), byID: map[string]Peer{}, epoch: map[string]int{},
+		live: s.n.GossipStates()}
 	for i, p := range t.peers {
 		t.byID[p.ID] = p
 		t.epoch[p.ID] = i + 1
@@ -188,8 +190,19 @@ func (t *topology) shardNode(id string, master bool) resp.Value {
 	kv = append(kv,
 		resp.BulkString("role"), resp.BulkString(role),
 		resp.BulkString("replication-offset"), resp.Int(0),
-		resp.BulkString("health"), resp.BulkString("online"))
+		resp.BulkString("health"), resp.BulkString(t.health(id)))
 	return resp.Map(kv...)
+}
+
+// health is CLUSTER SHARDS' health of a node: failed once gossip finds it
+// dead or gone, online otherwise.
+func (t *topology) health(id string) string {
+	switch t.live[id] {
+	case GossipDead, GossipLeft:
+		return "failed"
+	default:
+		return "online"
+	}
 }
 
 // nodeRole says how CLUSTER NODES shows one node: a node that leads groups
@@ -215,7 +228,7 @@ func (t *topology) nodeRole(id string) (master bool, ranges []slots.Range, maste
 
 func cmdClusterNodes(s *Server, _ *client, _ [][]byte) resp.Value {
 	t := s.topology()
-	live := s.n.GossipStates()
+	live := t.live
 	now := time.Now().UnixMilli()
 	var b strings.Builder
 	for _, p := range t.peers {

@@ -69,8 +69,14 @@ func TestGossipLiveness(t *testing.T) {
 	if line := clusterNodesLine(t, c, 0, "node3"); !strings.Contains(strings.Fields(line)[2], "fail") || strings.Fields(line)[7] != "disconnected" {
 		t.Fatalf("isolated node3 in CLUSTER NODES: %q, want fail and disconnected", line)
 	}
+	if h := shardHealth(t, c, 0, "node3"); h != "failed" {
+		t.Fatalf("isolated node3's CLUSTER SHARDS health = %q, want failed", h)
+	}
 	faults.HealAll()
 	waitGossip(t, c, 0, "node3", cluster.GossipAlive)
+	if h := shardHealth(t, c, 0, "node3"); h != "online" {
+		t.Fatalf("healed node3's CLUSTER SHARDS health = %q, want online", h)
+	}
 	waitGossip(t, c, 2, "node1", cluster.GossipAlive)
 
 	// A node that stops cleanly leaves: the others see it left, then alive
@@ -80,4 +86,24 @@ func TestGossipLiveness(t *testing.T) {
 	c.RestartNode(1)
 	waitGossip(t, c, 0, "node2", cluster.GossipAlive)
 	waitGossip(t, c, 1, "node1", cluster.GossipAlive)
+}
+
+// shardHealth is the health CLUSTER SHARDS on node i gives peer.
+func shardHealth(t *testing.T, c *testcluster.Cluster, i int, peer string) string {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: c.Addrs()[i]})
+	defer rdb.Close()
+	shards, err := rdb.ClusterShards(context.Background()).Result()
+	if err != nil {
+		t.Fatalf("CLUSTER SHARDS on node%d: %v", i+1, err)
+	}
+	for _, sh := range shards {
+		for _, n := range sh.Nodes {
+			if n.ID == cluster.NodeID(peer) {
+				return n.Health
+			}
+		}
+	}
+	t.Fatalf("CLUSTER SHARDS on node%d does not list %s", i+1, peer)
+	return ""
 }
