@@ -45,8 +45,15 @@ func (g *Group) transferLeadership(to *Peer) error {
 	return g.raft.LeadershipTransferToServer(raft.ServerID(to.ID), raft.ServerAddress(to.BusAddr)).Error()
 }
 
+// PreferredLeader is the id of the replica leader spreading moves g's
+// leadership to: the operator's choice, else the static placement's.
+func (g *Group) PreferredLeader() string { return g.preferred().ID }
+
 // preferred is the replica g's leadership should be on.
 func (g *Group) preferred() Peer {
+	if !g.local {
+		return g.replicas[0] // the setting lives in the group's state
+	}
 	if id := g.fsm.State().Setting(fsm.SettingPreferredLeader); id != "" {
 		for _, p := range g.replicas {
 			if p.ID == id {

@@ -293,24 +293,29 @@ func (c *Cluster) WaitReady(timeout time.Duration) {
 }
 
 // WaitSpread polls until every group is led by a different running node
-// (the core moves leaderships to each group's preferred replica after an
-// election), or fails the test after timeout. It needs at least as many
-// running nodes as groups.
+// and, where its preferred replica runs, by that replica: the state leader
+// spreading converges to, so no transfer moves a leader during the test.
+// It fails the test after timeout. It needs at least as many running nodes
+// as groups.
 func (c *Cluster) WaitSpread(timeout time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		leaders := map[int]bool{}
-		groups := 0
+		groups, settled := 0, true
 		if n := c.firstRunning(); n != nil {
 			groups = len(n.Groups())
 			for gi := range groups {
-				if li := c.LeaderIndex(gi); li >= 0 {
+				li := c.LeaderIndex(gi)
+				if li >= 0 {
 					leaders[li] = true
+				}
+				if pi := c.preferredIndex(gi); pi >= 0 && pi != li {
+					settled = false
 				}
 			}
 		}
-		if groups > 0 && len(leaders) == groups {
+		if groups > 0 && len(leaders) == groups && settled {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -327,6 +332,20 @@ func (c *Cluster) firstRunning() *cluster.Node {
 		}
 	}
 	return nil
+}
+
+// preferredIndex is the index of group gi's preferred leader as a running
+// node that hosts the group sees it, or -1 if that node is not running.
+func (c *Cluster) preferredIndex(gi int) int {
+	for i := range c.nodes {
+		if n := c.Node(i); n != nil && n.Groups()[gi].Local() {
+			if pi := c.IndexOf(n.Groups()[gi].PreferredLeader()); pi >= 0 && c.Running(pi) {
+				return pi
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // LeaderIndex is the index of the node leading group index gi (0-based, in

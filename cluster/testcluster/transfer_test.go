@@ -2,6 +2,7 @@ package testcluster_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -30,22 +31,27 @@ func TestTransferLeader(t *testing.T) {
 	// Ask node3, which does not lead group 1: the setting is forwarded.
 	rdb := redis.NewClient(&redis.Options{Addr: c.Addrs()[2], ReadTimeout: 30 * time.Second})
 	defer rdb.Close()
-	if c.LeaderIndex(0) != 0 {
-		t.Fatalf("group 1 starts led by index %d, want 0 (static placement)", c.LeaderIndex(0))
+	// Pick a target that neither leads group 1 now nor is the static
+	// placement's choice (node1), so that only the recorded preference can
+	// bring the leadership back to it after its restart.
+	target := 1
+	if c.LeaderIndex(0) == 1 {
+		target = 2
 	}
-	if err := rdb.Do(ctx, "SLOTRAFT", "TRANSFER-LEADER", "1", "node2").Err(); err != nil {
-		t.Fatalf("TRANSFER-LEADER 1 node2: %v", err)
+	name := fmt.Sprintf("node%d", target+1)
+	if err := rdb.Do(ctx, "SLOTRAFT", "TRANSFER-LEADER", "1", name).Err(); err != nil {
+		t.Fatalf("TRANSFER-LEADER 1 %s: %v", name, err)
 	}
-	if got := c.LeaderIndex(0); got != 1 {
-		t.Fatalf("after TRANSFER-LEADER group 1 is led by index %d, want 1", got)
+	if got := c.LeaderIndex(0); got != target {
+		t.Fatalf("after TRANSFER-LEADER group 1 is led by index %d, want %d", got, target)
 	}
 
-	// The preference is replicated state: node2 gets the leadership back
-	// after a restart, though node1 is the static placement's choice.
-	c.StopNode(1)
+	// The preference is replicated state: the target gets the leadership
+	// back after a restart, though node1 is the static placement's choice.
+	c.StopNode(target)
 	c.WaitLeaders(30 * time.Second)
-	c.RestartNode(1)
-	waitLeaderOn(t, c, 0, 1)
+	c.RestartNode(target)
+	waitLeaderOn(t, c, 0, target)
 
 	for _, tc := range []struct{ group, node, want string }{
 		{"9", "node1", "no group 9"},
