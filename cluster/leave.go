@@ -18,9 +18,8 @@ import (
 const (
 	// leaveMaxLag is how far behind its leader's log a replica may be and
 	// still count as caught up: it is replicating, not installing a snapshot.
-	leaveMaxLag  = 1024
-	leavePoll    = 200 * time.Millisecond
-	leaveStatusT = time.Second
+	leaveMaxLag = 1024
+	leavePoll   = 200 * time.Millisecond
 )
 
 // RequestLeave asks the process running this node to leave the cluster as
@@ -54,15 +53,11 @@ func (n *Node) Leave(ctx context.Context) error {
 // neededBy lists the hosted groups whose other replicas do not make a
 // healthy quorum without this node.
 func (n *Node) neededBy(ctx context.Context) []uint32 {
-	ctx, cancel := context.WithTimeout(ctx, leaveStatusT)
-	defer cancel()
+	all, errs := n.views(ctx)
 	views := map[string]NodeView{}
-	for _, p := range n.peers {
-		if p.ID == n.self.ID {
-			continue
-		}
-		if v, err := n.peerView(ctx, p.ID); err == nil {
-			views[p.ID] = v
+	for i, p := range n.peers {
+		if p.ID != n.self.ID && errs[i] == nil {
+			views[p.ID] = all[i]
 		}
 	}
 	var needed []uint32

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -92,8 +93,7 @@ func (n *Node) View() NodeView {
 }
 
 func parseStat(s string) uint64 {
-	var v uint64
-	_, _ = fmt.Sscan(s, &v)
+	v, _ := strconv.ParseUint(s, 10, 64)
 	return v
 }
 
@@ -104,6 +104,18 @@ func (n *Node) serveStatus(context.Context, string, []byte) ([]byte, error) {
 // Status asks every node for its view (in parallel, statusTimeout each)
 // and assembles the cluster's status.
 func (n *Node) Status(ctx context.Context) ClusterStatus {
+	views, errs := n.views(ctx)
+	cs := assembleStatus(n.self.ID, n.peers, n.groups, views, errs)
+	states := n.GossipStates()
+	for i := range cs.Nodes {
+		cs.Nodes[i].Gossip = string(states[cs.Nodes[i].ID])
+	}
+	return cs
+}
+
+// views asks every peer for its view, in parallel (statusTimeout each);
+// views[i] and errs[i] belong to n.peers[i], this node's own view included.
+func (n *Node) views(ctx context.Context) ([]NodeView, []error) {
 	views := make([]NodeView, len(n.peers))
 	errs := make([]error, len(n.peers))
 	var wg sync.WaitGroup
@@ -112,19 +124,10 @@ func (n *Node) Status(ctx context.Context) ClusterStatus {
 			views[i] = n.View()
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			views[i], errs[i] = n.peerView(ctx, p.ID)
-		}()
+		wg.Go(func() { views[i], errs[i] = n.peerView(ctx, p.ID) })
 	}
 	wg.Wait()
-	cs := assembleStatus(n.self.ID, n.peers, n.groups, views, errs)
-	states := n.GossipStates()
-	for i := range cs.Nodes {
-		cs.Nodes[i].Gossip = string(states[cs.Nodes[i].ID])
-	}
-	return cs
+	return views, errs
 }
 
 func (n *Node) peerView(ctx context.Context, id string) (NodeView, error) {

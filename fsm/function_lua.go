@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -313,11 +312,7 @@ func (lib *library) register(L *lua.LState, r *scriptRun) ([]registration, *lua.
 // loadErrorText is the message of an error raised by a library's top-level
 // code: a Redis error table's text, or "ERR " and Lua's message.
 func loadErrorText(err error) string {
-	var obj lua.LValue = lua.LString(err.Error())
-	var ae *lua.ApiError
-	if errors.As(err, &ae) && ae.Object != nil {
-		obj = ae.Object
-	}
+	obj := luaErrorObject(err)
 	if t, ok := obj.(*lua.LTable); ok {
 		if s, ok := t.RawGetString("err").(lua.LString); ok {
 			return oneLine(string(s))

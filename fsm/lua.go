@@ -262,14 +262,20 @@ func luaErrString(v lua.LValue) string {
 	return v.Type().String()
 }
 
+// luaErrorObject is the value a Lua error was raised with (a string, or
+// a Redis error table), or the error's text for other errors.
+func luaErrorObject(err error) lua.LValue {
+	var ae *lua.ApiError
+	if errors.As(err, &ae) && ae.Object != nil {
+		return ae.Object
+	}
+	return lua.LString(err.Error())
+}
+
 // errorReply renders a script's error as Redis 7.2 does:
 // "<err> script: <sha>, on @user_script:<line>."
 func (r *scriptRun) errorReply(err error) resp.Value {
-	var obj lua.LValue = lua.LString(err.Error())
-	var ae *lua.ApiError
-	if errors.As(err, &ae) && ae.Object != nil {
-		obj = ae.Object
-	}
+	obj := luaErrorObject(err)
 	t, ok := obj.(*lua.LTable)
 	if !ok {
 		return resp.Err(resp.Errorf("ERR Error running script %s, %.100s", r.sha, oneLine(luaErrString(obj))))
@@ -775,11 +781,7 @@ func (r *scriptRun) pcall(L *lua.LState) int {
 		L.Insert(lua.LTrue, 1)
 		return L.GetTop()
 	}
-	var obj lua.LValue = lua.LString(err.Error())
-	var ae *lua.ApiError
-	if errors.As(err, &ae) && ae.Object != nil {
-		obj = ae.Object
-	}
+	obj := luaErrorObject(err)
 	if t, ok := obj.(*lua.LTable); ok {
 		if s, ok := t.RawGetString("err").(lua.LString); ok {
 			obj = s
