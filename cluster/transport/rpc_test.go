@@ -112,7 +112,9 @@ func FuzzReadFrame(f *testing.F) {
 // the Mux (Close untracks under the Mux's lock).
 func TestCallPoolChurn(t *testing.T) {
 	release := make(chan struct{})
+	arrived := make(chan struct{}, 64)
 	slowEcho := func(_ context.Context, _ string, _ Service, p []byte) ([]byte, error) {
+		arrived <- struct{}{}
 		<-release
 		return p, nil
 	}
@@ -128,6 +130,13 @@ func TestCallPoolChurn(t *testing.T) {
 			_, err := a.Call(ctx, addr, 1, []byte{byte(i)})
 			errs <- err
 		}()
+	}
+	for range calls { // every call holds its own connection until all arrived
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			t.Fatal("the concurrent calls never all arrived")
+		}
 	}
 	close(release)
 	for range calls {
