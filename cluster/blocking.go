@@ -236,7 +236,7 @@ func (g *Group) blockLoop() {
 	var cleared uint64 // term whose EntryClearWaiters is applied
 	for {
 		select {
-		case <-g.node.ctx.Done():
+		case <-g.ctx.Done():
 			b.failClaimed(time.Now(), true)
 			return
 		case <-tick.C:
@@ -263,7 +263,7 @@ func (g *Group) blockLoop() {
 }
 
 func (g *Group) proposeBlocking(e *fsm.Entry) error {
-	ctx, cancel := context.WithTimeout(g.node.ctx, blockProposeWait)
+	ctx, cancel := context.WithTimeout(g.ctx, blockProposeWait)
 	defer cancel()
 	err := g.proposeEntry(ctx, e)
 	if err != nil {

@@ -25,6 +25,9 @@ func adminCommands() []*command {
 		{meta: subMeta("slotraft", "transfer-leader", 4, flags, acl, "slotraft",
 			"Makes a replica the preferred leader of a slot group (recorded in the group's log) and waits until it leads.",
 			"O(1)"), run: cmdSlotraftTransferLeader},
+		{meta: subMeta("slotraft", "remove-node", 3, flags, acl, "slotraft",
+			"Removes a node that is gone for good from the cluster map; its replicas are replaced on other nodes.",
+			"O(N) where N is the number of groups"), run: cmdSlotraftRemoveNode},
 		{meta: subMeta("slotraft", "help", 2, resp.FlagLoading|resp.FlagStale, []string{"slow"}, "slotraft",
 			"Returns helpful text about the different subcommands.", "O(1)"), run: cmdSlotraftHelp},
 	}
@@ -61,12 +64,23 @@ func cmdSlotraftTransferLeader(s *Server, _ *client, args [][]byte) resp.Value {
 	return resp.OK()
 }
 
+func cmdSlotraftRemoveNode(s *Server, _ *client, args [][]byte) resp.Value {
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	defer cancel()
+	if err := s.n.RemoveNode(ctx, string(args[2])); err != nil {
+		return resp.Err(resp.NewError("ERR " + err.Error()))
+	}
+	return resp.OK()
+}
+
 func cmdSlotraftHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 	return helpReply("SLOTRAFT", []string{
 		"STATUS",
 		"    Return the cluster's nodes, slot groups, leaders, replicas and replication lag as JSON.",
 		"TRANSFER-LEADER <group> <node-id>",
 		"    Make <node-id> the preferred leader of slot group <group> (kept in the group's log) and wait until it leads.",
+		"REMOVE-NODE <node-id>",
+		"    Remove a node that is gone for good (not alive in gossip) from the cluster map; its replicas are replaced.",
 		"LEAVE",
 		"    Hand off this node's leaderships, wait until no group needs it for its quorum, then stop its process.",
 	})

@@ -28,12 +28,27 @@ type Config struct {
 	BusAdvertise    string // default: this node's Peers entry, else BusBind
 	DataDir         string
 
-	// Peers lists every node, self included, in the same order on every node.
-	// Empty means a single-node cluster of this node.
-	Peers    []Peer
-	Groups   int // slot groups, default 3
-	Replicas int // replicas per group, default 3, capped at len(Peers)
-	Logger   *slog.Logger
+	// Peers lists every node, self included, in the same order on every node:
+	// a static start where every node bootstraps the meta group with them.
+	// Empty (and no Join, no BootstrapExpect) means a single-node cluster of
+	// this node, which others may join later.
+	Peers []Peer
+	// Join lists seed bus addresses (host:port, DNS names resolved at each
+	// try) of a running cluster; this node waits to be added to the map.
+	Join []string
+	// BootstrapExpect, if set, waits until gossip sees that many nodes; the
+	// one with the smallest id then bootstraps the meta group with them.
+	BootstrapExpect int
+	// Bootstrap makes this node create a new cluster of itself even when
+	// Join is set (the first pod of a StatefulSet). Never repeated: a node
+	// with Raft state on disk does not bootstrap.
+	Bootstrap bool
+	Groups    int // slot groups created at bootstrap, default 3
+	Replicas  int // replicas per group, default 3
+	// DeadAfter is how long a node may be unreachable before the placement
+	// controller replaces its replicas; default 30 s.
+	DeadAfter time.Duration
+	Logger    *slog.Logger
 
 	// Raft timing; zero takes hashicorp/raft's production defaults.
 	RaftHeartbeat, RaftElection, RaftLeaderLease, RaftCommit time.Duration
@@ -84,13 +99,21 @@ func (c Config) withDefaults() (Config, Peer, error) {
 	if err != nil {
 		return c, Peer{}, err
 	}
+	if c.Bootstrap && len(c.Peers) > 1 {
+		return c, Peer{}, errors.New("cluster: config: bootstrap creates a cluster of this node alone: it excludes a peer list")
+	}
+	if c.BootstrapExpect < 0 || (c.BootstrapExpect > 0 && (c.Bootstrap || len(c.Peers) > 1)) {
+		return c, Peer{}, errors.New("cluster: config: bootstrap-expect excludes bootstrap and a peer list")
+	}
 	if len(c.Peers) == 0 {
 		c.Peers = []Peer{self}
 	}
 	if c.Replicas <= 0 {
 		c.Replicas = 3
 	}
-	c.Replicas = min(c.Replicas, len(c.Peers))
+	if c.DeadAfter <= 0 {
+		c.DeadAfter = 30 * time.Second
+	}
 	return c, self, nil
 }
 

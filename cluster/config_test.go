@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"github.com/slotraft/slotraft/cluster/meta"
 	"slices"
 	"strings"
 	"testing"
@@ -17,11 +18,14 @@ func TestConfigDefaults(t *testing.T) {
 		replicas int
 	}{
 		{name: "single node defaults", cfg: Config{ID: "a", DataDir: "d", ClientBind: "127.0.0.1:7000"},
-			wantBus: "127.0.0.1:17000", wantSelf: Peer{ID: "a", ClientAddr: "127.0.0.1:7000", BusAddr: "127.0.0.1:17000"}, replicas: 1},
+			wantBus: "127.0.0.1:17000", wantSelf: Peer{ID: "a", ClientAddr: "127.0.0.1:7000", BusAddr: "127.0.0.1:17000"}, replicas: 3},
 		{name: "peers", cfg: Config{ID: "b", DataDir: "d", BusBind: ":1", Peers: three},
 			wantBus: ":1", wantSelf: three[1], replicas: 3},
-		{name: "replicas capped", cfg: Config{ID: "b", DataDir: "d", BusBind: ":1", Peers: three[:2], Replicas: 5},
-			wantBus: ":1", wantSelf: three[1], replicas: 2},
+		{name: "replicas kept for nodes that join later", cfg: Config{ID: "b", DataDir: "d", BusBind: ":1", Peers: three[:2], Replicas: 5},
+			wantBus: ":1", wantSelf: three[1], replicas: 5},
+		{name: "bootstrap with peers", cfg: Config{ID: "a", DataDir: "d", BusBind: ":1", Peers: three, Bootstrap: true}, wantErr: "excludes a peer list"},
+		{name: "bootstrap-expect with bootstrap", cfg: Config{ID: "a", DataDir: "d", BusBind: ":1", BootstrapExpect: 3, Bootstrap: true}, wantErr: "bootstrap-expect excludes"},
+		{name: "bootstrap-expect with peers", cfg: Config{ID: "a", DataDir: "d", BusBind: ":1", BootstrapExpect: 3, Peers: three}, wantErr: "bootstrap-expect excludes"},
 		{name: "no id", cfg: Config{DataDir: "d"}, wantErr: "empty node id"},
 		{name: "no dir", cfg: Config{ID: "a"}, wantErr: "empty data dir"},
 		{name: "bad client port", cfg: Config{ID: "a", DataDir: "d", ClientBind: "x:60000"}, wantErr: "bus"},
@@ -67,18 +71,17 @@ func TestPlacement(t *testing.T) {
 		{1, 2, 1, "a", [][]string{{"a"}, {"a"}}},
 	}
 	for _, tc := range tests {
-		n := &Node{peers: peers(tc.nodes), self: Peer{ID: tc.self}}
-		gs := placeGroups(n, tc.groups, tc.replicas)
-		n.groups = gs
+		init := staticInit(peers(tc.nodes), tc.groups, tc.replicas)
+		m, err := meta.Apply(&meta.Map{}, init)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
 		covered := 0
-		for i, g := range gs {
-			if g.ID() != uint32(i+1) || !slices.Equal(g.Replicas(), tc.want[i]) {
-				t.Fatalf("%+v: group %d = id %d replicas %v", tc, i, g.ID(), g.Replicas())
+		for i, g := range m.Groups {
+			if g.ID != uint32(i+1) || !slices.Equal(g.Replicas, tc.want[i]) || !slices.Equal(g.Boot, tc.want[i]) {
+				t.Fatalf("%+v: group %d = %+v", tc, i, g)
 			}
-			if g.Local() != slices.Contains(tc.want[i], tc.self) {
-				t.Fatalf("%+v: group %d Local = %v", tc, i, g.Local())
-			}
-			for _, r := range g.Ranges() {
+			for _, r := range g.Ranges {
 				covered += r.Len()
 			}
 		}
@@ -86,7 +89,7 @@ func TestPlacement(t *testing.T) {
 			t.Fatalf("%+v: groups cover %d slots", tc, covered)
 		}
 		for s := range uint16(16384) {
-			if g := n.GroupOf(s); g == nil || !g.ranges[0].Contains(s) {
+			if g, ok := m.GroupOf(s); !ok || !g.Ranges[0].Contains(s) {
 				t.Fatalf("%+v: slot %d maps to %v", tc, s, g)
 			}
 		}

@@ -68,7 +68,24 @@ func newTestCluster(t *testing.T, size, replicas int) *tcluster {
 		c.startWith(i, lns[i])
 	}
 	t.Cleanup(c.closeAll)
+	for i := range size {
+		c.waitMap(i)
+	}
 	return c
+}
+
+// waitMap waits until node i follows the cluster map.
+func (c *tcluster) waitMap(i int) {
+	c.t.Helper()
+	pollUntil(c.t, fmt.Sprintf("node %d to know the cluster map", i), func() bool {
+		return c.nodes[i].ready.Load()
+	})
+}
+
+// grp is node n's object for group gid; nil while n does not know the map.
+func grp(n *Node, gid uint32) *Group {
+	g, _ := n.group(gid)
+	return g
 }
 
 func (c *tcluster) config(i int, ln net.Listener) Config {
@@ -105,6 +122,7 @@ func (c *tcluster) restart(i int) {
 		c.t.Fatal(err)
 	}
 	c.startWith(i, ln)
+	c.waitMap(i)
 }
 
 func (c *tcluster) closeAll() {
@@ -133,7 +151,7 @@ func (c *tcluster) leader(gid uint32, among ...int) int {
 		found = -1
 		for _, i := range among {
 			n := c.nodes[i]
-			if n == nil || !n.groups[gid-1].IsLeader() {
+			if n == nil || !grp(n, gid).IsLeader() {
 				continue
 			}
 			if found >= 0 {
@@ -191,7 +209,7 @@ func (c *tcluster) writeAmong(gid uint32, among []int, args ...string) resp.Valu
 		i := c.leader(gid, among...)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		vs, err := c.nodes[i].groups[gid-1].Propose(ctx, [][][]byte{argv(args...)})
+		vs, err := grp(c.nodes[i], gid).Propose(ctx, [][][]byte{argv(args...)})
 		if errors.Is(err, ErrNotLeader) {
 			return false
 		}
@@ -210,7 +228,7 @@ func readOn(n *Node, gid uint32, args ...string) (resp.Value, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c := fsm.Lookup([]byte(args[0]))
-	err := n.groups[gid-1].Read(ctx, func(st *fsm.State) {
+	err := grp(n, gid).Read(ctx, func(st *fsm.State) {
 		v = st.Read(max(time.Now().UnixMilli(), st.LastNow()), c, argv(args...))
 	})
 	return v, err
@@ -219,7 +237,7 @@ func readOn(n *Node, gid uint32, args ...string) (resp.Value, error) {
 // staleGet reads key from node n's replica of gid without any check.
 func staleGet(n *Node, gid uint32, key string) (string, bool) {
 	var o *store.Object
-	_ = n.groups[gid-1].ReadStale(func(st *fsm.State) {
+	_ = grp(n, gid).ReadStale(func(st *fsm.State) {
 		st.View(func(s *store.Store) { o = s.Get([]byte(key), time.Now().UnixMilli()) })
 	})
 	if o == nil {

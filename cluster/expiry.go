@@ -25,7 +25,7 @@ func (g *Group) expiryLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-g.node.ctx.Done():
+		case <-g.ctx.Done():
 			return
 		case <-t.C:
 		}
@@ -50,7 +50,7 @@ func (g *Group) expireOnce() int {
 	if len(keys) == 0 {
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(g.node.ctx, expireTimeout)
+	ctx, cancel := context.WithTimeout(g.ctx, expireTimeout)
 	defer cancel()
 	if err := g.proposeEntry(ctx, &fsm.Entry{Type: fsm.EntryExpire, Cmds: [][][]byte{keys}}); err != nil {
 		g.log.Debug("active expiry not proposed", "keys", len(keys), "err", err)

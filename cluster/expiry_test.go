@@ -19,7 +19,7 @@ func TestActiveExpiry(t *testing.T) {
 	start := time.Now()
 	c.write(2, "SET", k, "v", "PX", "200")
 	raw := func(n *Node, key string) (o *store.Object) {
-		_ = n.groups[1].ReadStale(func(st *fsm.State) {
+		_ = grp(n, 2).ReadStale(func(st *fsm.State) {
 			st.View(func(s *store.Store) { o = s.GetRaw([]byte(key)) })
 		})
 		return o

@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -96,19 +98,68 @@ func (gs *gossip) joinLoop() {
 	}
 }
 
-// missing is the bus addresses of the peers memberlist does not list.
+// missing is the bus addresses of the map's (or, before the map, the
+// configured) peers that memberlist does not list, and the --join seeds
+// while this node is alone in gossip.
 func (gs *gossip) missing() []string {
 	listed := map[string]bool{}
 	for _, m := range gs.ml.Members() {
 		listed[m.Name] = true
 	}
 	var seeds []string
-	for _, p := range gs.n.peers {
+	peers := gs.n.Peers()
+	if !gs.n.Map().Initialized() {
+		peers = gs.n.cfg.Peers
+	}
+	for _, p := range peers {
 		if p.ID != gs.n.self.ID && !listed[p.ID] {
 			seeds = append(seeds, p.BusAddr)
 		}
 	}
+	if len(listed) <= 1 || !gs.n.Map().IsActive(gs.n.self.ID) {
+		seeds = append(seeds, resolveSeeds(gs.n.ctx, gs.n.cfg.Join)...)
+	}
 	return seeds
+}
+
+// resolveSeeds resolves each host:port seed again at every try, so a DNS
+// name (a Kubernetes headless Service) follows the pods behind it.
+func resolveSeeds(ctx context.Context, seeds []string) []string {
+	var out []string
+	for _, s := range seeds {
+		host, port, err := net.SplitHostPort(s)
+		if err != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+		cancel()
+		if err != nil {
+			out = append(out, s) // let the dial report it
+			continue
+		}
+		for _, a := range addrs {
+			out = append(out, net.JoinHostPort(a, port))
+		}
+	}
+	return out
+}
+
+// alivePeers are the nodes gossip sees alive, this one included, with the
+// addresses they advertise.
+func (gs *gossip) alivePeers() []Peer {
+	var out []Peer
+	for _, m := range gs.ml.Members() {
+		if m.State != memberlist.StateAlive {
+			continue
+		}
+		var gm gossipMeta
+		if json.Unmarshal(m.Meta, &gm) != nil || gm.Bus == "" {
+			continue
+		}
+		out = append(out, Peer{ID: m.Name, ClientAddr: gm.Client, BusAddr: gm.Bus})
+	}
+	return out
 }
 
 // stop leaves the gossip (so peers mark this node left, not dead) and
@@ -126,7 +177,7 @@ func (gs *gossip) stop(timeout time.Duration) {
 func (n *Node) GossipStates() map[string]GossipState {
 	if n.gossip == nil {
 		out := map[string]GossipState{}
-		for _, p := range n.peers {
+		for _, p := range n.Peers() {
 			out[p.ID] = GossipUnknown
 		}
 		return out
@@ -137,7 +188,7 @@ func (n *Node) GossipStates() map[string]GossipState {
 // States is every peer's gossip state; this node is always alive.
 func (gs *gossip) States() map[string]GossipState {
 	out := map[string]GossipState{}
-	for _, p := range gs.n.peers {
+	for _, p := range gs.n.Peers() {
 		out[p.ID] = GossipUnknown
 	}
 	gs.mu.Lock()

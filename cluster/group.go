@@ -2,10 +2,7 @@ package cluster
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -14,20 +11,23 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"github.com/slotraft/slotraft/cluster/transport"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/slots"
-	"go.etcd.io/bbolt"
 )
 
 // Group is one slot group: a Raft group replicated on a few nodes. A Group
 // not hosted here (Local false) only knows its slots, replicas and leader.
 type Group struct {
-	node     *Node
-	id       uint32
-	ranges   []slots.Range
-	replicas []Peer // replicas[0] is the preferred leader
-	local    bool
+	node  *Node
+	id    uint32
+	lay   atomic.Pointer[layout] // slots and replicas, from the cluster map
+	local bool                   // fixed for the object's life (reconcile.go swaps objects)
+
+	// ctx ends when the node closes or stops hosting the group; the
+	// group's goroutines (wg) watch it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	// Hosted groups only.
 	log      *slog.Logger
@@ -61,90 +61,81 @@ const (
 	queryTimeout   = 300 * time.Millisecond
 )
 
+// layout is where a group lives: the slots it owns and its replicas as
+// the cluster map says, preferred leader first. Never modified; a map
+// change stores a new one.
+type layout struct {
+	ranges   []slots.Range
+	replicas []Peer
+}
+
+// newGroup is a group object of node n; hosted ones are opened by open.
+func newGroup(n *Node, id uint32, lay *layout, local bool) *Group {
+	g := &Group{node: n, id: id, local: local}
+	g.lay.Store(lay)
+	g.ctx, g.cancel = context.WithCancel(n.ctx)
+	return g
+}
+
+func (g *Group) layout() *layout { return g.lay.Load() }
+
 // ID is the group id (1-based).
 func (g *Group) ID() uint32 { return g.id }
 
 // Ranges are the slots the group owns.
-func (g *Group) Ranges() []slots.Range { return append([]slots.Range(nil), g.ranges...) }
+func (g *Group) Ranges() []slots.Range { return append([]slots.Range(nil), g.layout().ranges...) }
 
 // Replicas are the ids of the nodes that host the group, preferred leader first.
 func (g *Group) Replicas() []string {
-	ids := make([]string, len(g.replicas))
-	for i, p := range g.replicas {
+	reps := g.layout().replicas
+	ids := make([]string, len(reps))
+	for i, p := range reps {
 		ids[i] = p.ID
 	}
 	return ids
 }
 
 // Local reports whether this node hosts a replica of the group.
-func (g *Group) Local() bool { return g.local }
+func (g *Group) Local() bool { return g != nil && g.local }
 
 // IsLeader reports whether this node's replica is the group's Raft leader.
-func (g *Group) IsLeader() bool { return g.local && g.raft.State() == raft.Leader }
+func (g *Group) IsLeader() bool { return g != nil && g.local && g.raft.State() == raft.Leader }
 
 // ReadStale runs fn on the local replica's state, with no leadership check
 // (READONLY connections): ErrNotLeader if the group is not hosted here.
 func (g *Group) ReadStale(fn func(st *fsm.State)) error {
-	if !g.local {
+	if !g.Local() {
 		return ErrNotLeader
 	}
 	fn(g.fsm.State())
 	return nil
 }
 
-// open creates or reopens the group's Raft under DataDir/groups/<id>/. It
-// bootstraps the static replica set only when there is no existing state.
-func (g *Group) open() error {
+// groupDir is where group id keeps its Raft state.
+func (n *Node) groupDir(id uint32) string {
+	return filepath.Join(n.cfg.DataDir, "groups", strconv.FormatUint(uint64(id), 10))
+}
+
+// open creates or reopens the group's Raft under DataDir/groups/<id>/.
+// With boot set and no existing state, it bootstraps that replica set
+// (only the replicas a group is created with do; replicas added later
+// receive the group from its leader).
+func (g *Group) open(boot []Peer) error {
 	n := g.node
 	g.log = n.log.With("group", g.id)
-	dir := filepath.Join(n.cfg.DataDir, "groups", strconv.FormatUint(uint64(g.id), 10))
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
-	}
-	hl := newHCLog(g.log, "raft", slog.LevelInfo)
-	bolt, err := raftboltdb.New(raftboltdb.Options{
-		Path: filepath.Join(dir, "raft.db"), BoltOptions: &bbolt.Options{Timeout: time.Second},
-	})
-	if err != nil {
-		return fmt.Errorf("log store: %w", err)
-	}
-	g.bolt = bolt
-	logs, err := raft.NewLogCache(logCacheSize, bolt)
-	if err != nil {
-		return err
-	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, snapshotRetain, hl.Named("snapshots"))
-	if err != nil {
-		return fmt.Errorf("snapshot store: %w", err)
-	}
-	existing, err := raft.HasExistingState(logs, bolt, snaps)
-	if err != nil {
-		return err
-	}
-	rc := n.cfg.raftConfig()
-	rc.Logger = hl
-	trans, err := n.mux.Transport(g.id, transport.TransportOptions{
-		Logger: hl.Named("transport"), Timeout: 10 * rc.HeartbeatTimeout,
-	})
-	if err != nil {
-		return err
-	}
 	g.fsm = fsm.New(g.id, g.log)
 	g.blocks = newBlockRegistry(g)
 	g.fsm.SetBlockingHook(g.blocks.onEvent)
 	g.fsm.SetNotifyHook(g.notifyClasses, g.publishEvents) // keyspace notifications (notify.go)
-	r, err := raft.NewRaft(rc, g.fsm, logs, bolt, snaps, trans)
+	var bootFn func(*raft.Raft) error
+	if len(boot) > 0 {
+		bootFn = func(r *raft.Raft) error { return r.BootstrapCluster(raftServers(boot)).Error() }
+	}
+	h, err := n.openRaft(n.groupDir(g.id), g.id, g.fsm, g.log, bootFn)
 	if err != nil {
-		_ = trans.Close()
 		return err
 	}
-	g.raft = r
-	if !existing {
-		err := r.BootstrapCluster(raftServers(g.replicas)).Error()
-		if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
-			return fmt.Errorf("bootstrap: %w", err)
-		}
-	}
+	g.raft, g.bolt = h.raft, h.bolt
 	g.propc = make(chan *proposal, 1024)
 	g.inflight = make(chan inflight, maxInflight)
 	g.readc = make(chan *readWaiter, 1024)
@@ -153,13 +144,12 @@ func (g *Group) open() error {
 
 // start runs the hosted group's goroutines.
 func (g *Group) start() {
-	n := g.node
-	n.goBackground(g.proposeLoop)
-	n.goBackground(g.respondLoop)
-	n.goBackground(g.readLoop)
-	n.goBackground(g.expiryLoop)
-	n.goBackground(g.spreadLoop)
-	n.goBackground(g.blockLoop)
+	for _, fn := range []func(){g.proposeLoop, g.respondLoop, g.readLoop, g.expiryLoop, g.spreadLoop, g.blockLoop, g.memberLoop} {
+		g.wg.Add(1)
+		if !g.node.goBackground(func() { defer g.wg.Done(); fn() }) {
+			g.wg.Done()
+		}
+	}
 }
 
 // shutdown stops the group's Raft (and with it its transport).
@@ -200,22 +190,23 @@ func (g *Group) remoteLeader() (Peer, bool) {
 func (g *Group) refreshLeader() (Peer, bool) {
 	n := g.node
 	g.lmu.Lock()
-	order := make([]Peer, 0, len(g.replicas)+1)
+	reps := g.layout().replicas
+	order := make([]Peer, 0, len(reps)+1)
 	if g.leaderOK {
 		order = append(order, g.leader)
 	}
 	g.lmu.Unlock()
-	order = append(order, g.replicas...)
+	order = append(order, reps...)
 	var p Peer
 	ok := false
 	for _, r := range order {
-		ctx, cancel := context.WithTimeout(n.ctx, queryTimeout)
+		ctx, cancel := context.WithTimeout(g.ctx, queryTimeout)
 		st, err := n.mux.Query(ctx, r.BusAddr, g.id)
 		cancel()
 		if err != nil || st.LeaderID == "" {
 			continue
 		}
-		if p, ok = n.byID[st.LeaderID]; ok {
+		if p, ok = n.peer(st.LeaderID); ok {
 			break
 		}
 	}
@@ -245,7 +236,7 @@ func (g *Group) spreadLoop() {
 	var lastPref string
 	for {
 		select {
-		case <-n.ctx.Done():
+		case <-g.ctx.Done():
 			return
 		case <-g.raft.LeaderCh():
 		case <-tick.C:
@@ -283,7 +274,7 @@ func (g *Group) preferredHealthy(pref Peer, timeout time.Duration) bool {
 	if !voter {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(g.node.ctx, timeout)
+	ctx, cancel := context.WithTimeout(g.ctx, timeout)
 	defer cancel()
 	st, err := g.node.mux.Query(ctx, pref.BusAddr, g.id)
 	if err != nil {

@@ -16,6 +16,12 @@ import (
 func (n *Node) HandOff(ctx context.Context) error {
 	n.leaving.Store(true)
 	hb := n.cfg.raftConfig().HeartbeatTimeout
+	if n.meta.isLeader() {
+		// The meta group elects a new leader by itself too, but without an
+		// election pause for the map and the placement controller.
+		err := n.meta.raft.LeadershipTransfer().Error()
+		n.log.Info("meta group leadership hand-off", "err", err)
+	}
 	for {
 		led := n.ledGroups()
 		if len(led) == 0 {
@@ -54,7 +60,7 @@ func (n *Node) HandOff(ctx context.Context) error {
 // ledGroups are the hosted groups this node leads now.
 func (n *Node) ledGroups() []*Group {
 	var led []*Group
-	for _, g := range n.groups {
+	for _, g := range n.Groups() {
 		if g.IsLeader() {
 			led = append(led, g)
 		}

@@ -55,13 +55,13 @@ func (n *Node) Leave(ctx context.Context) error {
 func (n *Node) neededBy(ctx context.Context) []uint32 {
 	all, errs := n.views(ctx)
 	views := map[string]NodeView{}
-	for i, p := range n.peers {
+	for i, p := range n.Peers() {
 		if p.ID != n.self.ID && errs[i] == nil {
 			views[p.ID] = all[i]
 		}
 	}
 	var needed []uint32
-	for _, g := range n.groups {
+	for _, g := range n.Groups() {
 		if g.local && !quorumWithout(g, n.self.ID, views) {
 			needed = append(needed, g.id)
 		}
@@ -74,7 +74,7 @@ func (n *Node) neededBy(ctx context.Context) []uint32 {
 func quorumWithout(g *Group, self string, views map[string]NodeView) bool {
 	reps := map[string]ReplicaView{}
 	var leader ReplicaView
-	for _, p := range g.replicas {
+	for _, p := range g.layout().replicas {
 		v, ok := views[p.ID]
 		if !ok || p.ID == self {
 			continue
@@ -97,5 +97,5 @@ func quorumWithout(g *Group, self string, views map[string]NodeView) bool {
 			healthy++
 		}
 	}
-	return healthy >= len(g.replicas)/2+1
+	return healthy >= len(g.layout().replicas)/2+1
 }

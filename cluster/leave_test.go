@@ -3,7 +3,8 @@ package cluster
 import "testing"
 
 func TestQuorumWithout(t *testing.T) {
-	g := &Group{id: 1, replicas: []Peer{{ID: "a"}, {ID: "b"}, {ID: "c"}}}
+	g := &Group{id: 1}
+	g.lay.Store(&layout{replicas: []Peer{{ID: "a"}, {ID: "b"}, {ID: "c"}}})
 	view := func(id, state, leader string, term, last, applied uint64) NodeView {
 		return NodeView{ID: id, Replicas: []ReplicaView{{Group: 1, State: state, Leader: leader, Term: term, LastIndex: last, AppliedIndex: applied}}}
 	}

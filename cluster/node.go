@@ -11,7 +11,6 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/slotraft/slotraft/cluster/transport"
-	"github.com/slotraft/slotraft/slots"
 )
 
 // ErrNotLeader means this node cannot serve the request for the group, and
@@ -23,13 +22,16 @@ type Node struct {
 	cfg    Config
 	log    *slog.Logger
 	self   Peer
-	peers  []Peer
-	byID   map[string]Peer
-	groups []*Group
+	ms     atomic.Pointer[mapState] // the cluster map as used here (mapstate.go)
+	meta   *metaGroup               // the meta group's replica here (metagroup.go)
 	mux    *transport.Mux
 	rpc    rpcTable // node-to-node services (rpc.go)
 	gossip *gossip  // liveness of the other nodes (gossip.go)
-	ready  atomic.Bool
+	// ready: the map is known and the hosted groups are open.
+	ready atomic.Bool
+	// stateMu serialises map reconciliation against Close's shutdown.
+	stateMu     sync.Mutex
+	removedSeen uint64 // incarnation whose removal was logged (reconcile.go)
 	// leaving is set by HandOff: this node no longer offers itself as a
 	// leader (it answers control queries as if it hosted nothing, so no
 	// peer hands a leadership back to it).
@@ -50,29 +52,26 @@ type Node struct {
 	keyspace keyspaceEvents // notify-keyspace-events and where events go (notify.go)
 }
 
-// NewNode opens (or bootstraps) the groups this node replicates and starts
-// the bus listener.
+// NewNode starts the bus, gossip and the meta group; the slot groups this
+// node replicates are opened as the cluster map arrives (reconcile.go), so
+// NewNode does not wait for the other nodes.
 func NewNode(cfg Config) (*Node, error) {
 	cfg, self, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	n := &Node{
-		cfg:   cfg,
-		log:   cfg.Logger.With("node", cfg.ID),
-		self:  self,
-		peers: append([]Peer(nil), cfg.Peers...),
-		byID:  make(map[string]Peer, len(cfg.Peers)),
+		cfg:  cfg,
+		log:  cfg.Logger.With("node", cfg.ID),
+		self: self,
 
 		leaveReq: make(chan struct{}),
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.ms.Store(emptyState(self))
 	n.rpc.handle(svcStatus, n.serveStatus)
 	n.rpc.handle(svcSetting, n.serveSetting)
-	for _, p := range n.peers {
-		n.byID[p.ID] = p
-	}
-	n.groups = placeGroups(n, cfg.Groups, cfg.Replicas)
+	n.rpc.handle(svcMeta, n.serveMeta)
 	ln := cfg.BusListener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.BusBind); err != nil {
@@ -89,44 +88,21 @@ func NewNode(cfg Config) (*Node, error) {
 		n.cancel()
 		return nil, err
 	}
-	for _, g := range n.groups {
-		if !g.local {
-			continue
-		}
-		if err := g.open(); err != nil {
-			_ = n.Close()
-			return nil, fmt.Errorf("cluster: group %d: %w", g.id, err)
-		}
-	}
-	n.ready.Store(true)
-	for _, g := range n.groups {
-		if g.local {
-			g.start()
-		}
+	if err := n.openMeta(); err != nil {
+		_ = n.Close()
+		return nil, fmt.Errorf("cluster: meta group: %w", err)
 	}
 	if err := n.startGossip(); err != nil {
 		_ = n.Close()
 		return nil, err
 	}
-	return n, nil
-}
-
-// placeGroups builds the static cluster map: group i (id i+1) owns
-// slots.Split(count)[i] and is replicated on replicas consecutive peers
-// starting at peer i mod N.
-func placeGroups(n *Node, count, replicas int) []*Group {
-	ranges := slots.Split(count)
-	groups := make([]*Group, count)
-	for i := range groups {
-		g := &Group{node: n, id: uint32(i + 1), ranges: []slots.Range{ranges[i]}}
-		for k := range replicas {
-			p := n.peers[(i+k)%len(n.peers)]
-			g.replicas = append(g.replicas, p)
-			g.local = g.local || p.ID == n.self.ID
-		}
-		groups[i] = g
+	if !n.meta.existing && n.cfg.BootstrapExpect > 0 {
+		n.goBackground(n.bootstrapExpectLoop)
 	}
-	return groups
+	n.reconcile() // from the map on disk, so a restarted node serves at once
+	n.goBackground(n.reconcileLoop)
+	n.goBackground(n.controlLoop)
+	return n, nil
 }
 
 // Close stops the node's loops, then shuts down every Raft group, then the
@@ -144,15 +120,23 @@ func (n *Node) Close() error {
 			n.gossip.stop(gossipLeaveTimeout)
 		}
 		n.wg.Wait()
+		n.stateMu.Lock()
+		defer n.stateMu.Unlock()
 		var errs []error
-		for _, g := range n.groups {
+		groups := n.state().groups
+		for _, g := range groups {
 			if err := g.shutdown(); err != nil {
 				errs = append(errs, fmt.Errorf("group %d: %w", g.id, err))
 			}
 		}
-		for _, g := range n.groups {
+		for _, g := range groups {
 			if err := g.closeStores(); err != nil {
 				errs = append(errs, fmt.Errorf("group %d: %w", g.id, err))
+			}
+		}
+		if n.meta != nil {
+			if err := n.meta.close(); err != nil {
+				errs = append(errs, fmt.Errorf("meta group: %w", err))
 			}
 		}
 		if n.mux != nil {
@@ -168,24 +152,6 @@ func (n *Node) Close() error {
 // Self is this node.
 func (n *Node) Self() Peer { return n.self }
 
-// Peers is every node, in configuration order.
-func (n *Node) Peers() []Peer { return append([]Peer(nil), n.peers...) }
-
-// Groups is every slot group of the cluster, hosted here or not, by id.
-func (n *Node) Groups() []*Group { return append([]*Group(nil), n.groups...) }
-
-// GroupOf is the group that owns slot.
-func (n *Node) GroupOf(slot uint16) *Group {
-	for _, g := range n.groups {
-		for _, r := range g.ranges {
-			if r.Contains(slot) {
-				return g
-			}
-		}
-	}
-	return nil
-}
-
 // BusAddr is the bus listener's bound address.
 func (n *Node) BusAddr() string { return n.mux.Addr().String() }
 
@@ -193,28 +159,37 @@ func (n *Node) BusAddr() string { return n.mux.Addr().String() }
 // hosted group, else from a control query to one of its replicas (cached
 // for leaderTTL, refreshed in the background when stale).
 func (n *Node) Leader(g *Group) (Peer, bool) {
+	if g == nil {
+		return Peer{}, false
+	}
 	if g.local {
 		_, id := g.raft.LeaderWithID()
-		p, ok := n.byID[string(id)]
-		return p, ok
+		return n.peer(string(id))
 	}
 	return g.remoteLeader()
 }
 
 // control answers the bus's control queries about hosted groups.
 func (n *Node) control(id uint32) (transport.Status, bool) {
-	if !n.ready.Load() || n.leaving.Load() || id == 0 || int(id) > len(n.groups) {
+	if n.leaving.Load() {
 		return transport.Status{}, false
 	}
-	g := n.groups[id-1]
-	if !g.local {
+	if id == MetaGroupID && n.meta != nil {
+		return raftStatus(n.meta.raft), true
+	}
+	g, ok := n.group(id)
+	if !n.ready.Load() || !ok || !g.local {
 		return transport.Status{}, false
 	}
-	addr, lid := g.raft.LeaderWithID()
+	return raftStatus(g.raft), true
+}
+
+func raftStatus(r *raft.Raft) transport.Status {
+	addr, lid := r.LeaderWithID()
 	return transport.Status{
 		LeaderID: string(lid), LeaderAddr: string(addr),
-		Term: g.raft.CurrentTerm(), LastIndex: g.raft.LastIndex(), AppliedIndex: g.raft.AppliedIndex(),
-	}, true
+		Term: r.CurrentTerm(), LastIndex: r.LastIndex(), AppliedIndex: r.AppliedIndex(),
+	}
 }
 
 // goBackground runs fn as a node goroutine that Close waits for; false

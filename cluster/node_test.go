@@ -19,8 +19,12 @@ func (c *tcluster) leadersSpread() {
 	c.t.Helper()
 	pollUntil(c.t, "one leader per node", func() bool {
 		for gid := uint32(1); gid <= 3; gid++ {
-			want := c.nodes[c.index(c.nodes[0].groups[gid-1].replicas[0].ID)]
-			if want == nil || !want.groups[gid-1].IsLeader() {
+			g0 := grp(c.nodes[0], gid)
+			if g0 == nil {
+				return false
+			}
+			want := c.nodes[c.index(g0.layout().replicas[0].ID)]
+			if want == nil || !grp(want, gid).IsLeader() {
 				return false
 			}
 		}
@@ -54,7 +58,7 @@ func TestNodeBasics(t *testing.T) {
 		k := keyIn(1, 3, "f")
 		l := c.leader(1)
 		f := c.nodes[(l+1)%3]
-		_, err := f.groups[0].Propose(context.Background(), [][][]byte{argv("SET", k, "x")})
+		_, err := grp(f, 1).Propose(context.Background(), [][][]byte{argv("SET", k, "x")})
 		if !errors.Is(err, ErrNotLeader) {
 			t.Fatalf("Propose on a follower: %v", err)
 		}
@@ -68,7 +72,7 @@ func TestNodeBasics(t *testing.T) {
 			want := c.peers[c.leader(gid)]
 			pollUntil(t, "leader agreement", func() bool {
 				for _, n := range c.nodes {
-					if p, ok := n.Leader(n.groups[gid-1]); !ok || p != want {
+					if p, ok := n.Leader(grp(n, gid)); !ok || p != want {
 						return false
 					}
 				}
@@ -81,7 +85,7 @@ func TestNodeBasics(t *testing.T) {
 		k := keyIn(2, 3, "ctr")
 		n := c.nodes[c.leader(2)]
 		const callers, each = 40, 5
-		first := n.groups[1].raft.LastIndex()
+		first := grp(n, 2).raft.LastIndex()
 		var wg sync.WaitGroup
 		seen := make(chan int64, callers*each)
 		for range callers {
@@ -92,7 +96,7 @@ func TestNodeBasics(t *testing.T) {
 				for range each {
 					batch = append(batch, argv("INCR", k))
 				}
-				vs, err := n.groups[1].Propose(context.Background(), batch)
+				vs, err := grp(n, 2).Propose(context.Background(), batch)
 				if err != nil || len(vs) != each {
 					t.Errorf("Propose: %d replies, %v", len(vs), err)
 					return
@@ -104,7 +108,7 @@ func TestNodeBasics(t *testing.T) {
 		}
 		wg.Wait()
 		close(seen)
-		t.Logf("%d proposals of %d commands took %d log entries", callers, each, n.groups[1].raft.LastIndex()-first)
+		t.Logf("%d proposals of %d commands took %d log entries", callers, each, grp(n, 2).raft.LastIndex()-first)
 		got := make(map[int64]bool)
 		for v := range seen {
 			if got[v] {
@@ -124,7 +128,7 @@ func TestNodeBasics(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		n := c.nodes[c.leader(3)]
-		_, err := n.groups[2].Propose(ctx, [][][]byte{argv("SET", keyIn(3, 3, "c"), "x")})
+		_, err := grp(n, 3).Propose(ctx, [][][]byte{argv("SET", keyIn(3, 3, "c"), "x")})
 		if !errors.Is(err, context.Canceled) || errors.Is(err, ErrNotLeader) {
 			t.Fatalf("cancelled Propose: %v", err)
 		}
@@ -188,7 +192,7 @@ func TestRemoteLeaderAndClose(t *testing.T) {
 	before := runtime.NumGoroutine()
 	c := newTestCluster(t, 3, 2) // group 1 = n1,n2; node n3 does not host it
 	n3 := c.nodes[2]
-	g1 := n3.groups[0]
+	g1 := grp(n3, 1)
 	if g1.Local() {
 		t.Fatal("n3 hosts group 1")
 	}
@@ -243,7 +247,7 @@ func TestSnapshotInstall(t *testing.T) {
 	c.leadersSpread()
 	l := c.leader(1)
 	f := (l + 1) % 3
-	stoppedAt, err := c.nodes[f].groups[0].bolt.LastIndex()
+	stoppedAt, err := grp(c.nodes[f], 1).bolt.LastIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +258,7 @@ func TestSnapshotInstall(t *testing.T) {
 		c.write(1, "SET", keyIn(1, 3, fmt.Sprintf("k%d-", i)), "v")
 		c.write(1, "INCR", counter)
 	}
-	first, err := c.nodes[l].groups[0].bolt.FirstIndex()
+	first, err := grp(c.nodes[l], 1).bolt.FirstIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +271,7 @@ func TestSnapshotInstall(t *testing.T) {
 		return ok && got == fmt.Sprint(n)
 	})
 	var size int
-	if err := c.nodes[f].groups[0].ReadStale(func(st *fsm.State) {
+	if err := grp(c.nodes[f], 1).ReadStale(func(st *fsm.State) {
 		st.View(func(s *store.Store) { size = s.Len() })
 	}); err != nil {
 		t.Fatal(err)
@@ -301,7 +305,7 @@ func TestHandOff(t *testing.T) {
 	nl := c.leader(1, 1, 2)
 	for i := range 8 {
 		c.writeAmong(1, []int{1, 2}, "SET", keyIn(1, 3, fmt.Sprintf("h%d-", i)), "v")
-		if c.nodes[0].groups[0].IsLeader() {
+		if grp(c.nodes[0], 1).IsLeader() {
 			t.Fatalf("group 1 went back to the leaving node (new leader was node %d)", nl)
 		}
 		time.Sleep(2 * testHeartbeat) // let spreadLoop tick: it checks every 2 heartbeats

@@ -113,7 +113,7 @@ func TestNotifyOnlyOnLeader(t *testing.T) {
 	var applied uint64
 	pollUntil(t, "a write on the leader", func() bool {
 		li = c.leader(gid)
-		g := c.nodes[li].groups[gid-1]
+		g := grp(c.nodes[li], gid)
 		term = g.raft.CurrentTerm()
 		if _, err := g.Propose(t.Context(), [][][]byte{{[]byte("SET"), []byte(key), []byte("v")}}); err != nil {
 			return false
@@ -126,7 +126,7 @@ func TestNotifyOnlyOnLeader(t *testing.T) {
 		if i == li {
 			continue
 		}
-		g := c.nodes[i].groups[gid-1]
+		g := grp(c.nodes[i], gid)
 		pollUntil(t, "the follower applied the write", func() bool { return g.raft.AppliedIndex() >= applied })
 		srvs[i].publishLocal([]byte("marker"), []byte("m"))
 		got := subs[i].next()

@@ -90,7 +90,7 @@ func (g *Group) submit(ctx context.Context, p *proposal) ([]resp.Value, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	closed := g.node.ctx.Done()
+	closed := g.ctx.Done()
 	select {
 	case g.propc <- p:
 	case <-ctx.Done():
@@ -125,7 +125,7 @@ func (g *Group) proposeLoop() {
 		if first == nil {
 			select {
 			case first = <-g.propc:
-			case <-g.node.ctx.Done():
+			case <-g.ctx.Done():
 				g.drainProposals()
 				return
 			}

@@ -28,7 +28,7 @@ func (g *Group) Read(ctx context.Context, fn func(st *fsm.State)) error {
 	if !g.local {
 		return ErrNotLeader
 	}
-	closed := g.node.ctx.Done()
+	closed := g.ctx.Done()
 	w := &readWaiter{done: make(chan error, 1)}
 	select {
 	case g.readc <- w:
@@ -58,7 +58,7 @@ func (g *Group) readLoop() {
 		select {
 		case w := <-g.readc:
 			batch = append(batch[:0], w)
-		case <-g.node.ctx.Done():
+		case <-g.ctx.Done():
 			g.drainReads()
 			return
 		}

@@ -35,7 +35,7 @@ func TestPartitionedLeader(t *testing.T) {
 	c.faults.Isolate(c.peers[old].ID)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := oldNode.groups[0].Propose(ctx, [][][]byte{argv("SET", keyIn(1, 3, "minority"), "x")})
+	_, err := grp(oldNode, 1).Propose(ctx, [][][]byte{argv("SET", keyIn(1, 3, "minority"), "x")})
 	if err == nil || !(errors.Is(err, ErrNotLeader) || errors.Is(err, resp.ErrOutcomeUnknown)) {
 		t.Fatalf("write on the isolated leader: %v", err)
 	}

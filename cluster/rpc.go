@@ -15,6 +15,7 @@ const (
 	svcFunction transport.Service = 2 // FUNCTION changes for groups led by the callee (function.go)
 	svcStatus   transport.Service = 3 // the callee's view of the groups it hosts (status.go)
 	svcSetting  transport.Service = 4 // set a group setting on a group led by the callee (transfer.go)
+	svcMeta     transport.Service = 5 // a change of the cluster map for the meta leader (metagroup.go)
 )
 
 // rpcFunc answers one call from node from.
@@ -54,7 +55,7 @@ func (t *rpcTable) serve(ctx context.Context, from string, svc transport.Service
 // call runs svc on the node with id peer. A *transport.RemoteError means the
 // peer answered with an error; other errors leave delivery unknown.
 func (n *Node) call(ctx context.Context, peer string, svc transport.Service, payload []byte) ([]byte, error) {
-	p, ok := n.byID[peer]
+	p, ok := n.peer(peer)
 	if !ok {
 		return nil, fmt.Errorf("rpc: unknown node %q", peer)
 	}

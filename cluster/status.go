@@ -25,6 +25,9 @@ type ReplicaView struct {
 	LastIndex    uint64 `json:"last_index"`
 	CommitIndex  uint64 `json:"commit_index"`
 	AppliedIndex uint64 `json:"applied_index"`
+	// Leaders only: the group's Raft membership.
+	Voters    []string `json:"voters,omitempty"`
+	Nonvoters []string `json:"nonvoters,omitempty"`
 }
 
 // NodeView is what one node reports about itself.
@@ -68,28 +71,50 @@ type GroupStatus struct {
 
 // ClusterStatus is the whole cluster as seen from one node.
 type ClusterStatus struct {
-	Self   string        `json:"self"`
-	At     time.Time     `json:"at"`
-	Nodes  []NodeStatus  `json:"nodes"`
-	Groups []GroupStatus `json:"groups"`
+	Self       string        `json:"self"`
+	At         time.Time     `json:"at"`
+	Epoch      uint64        `json:"epoch"`       // the cluster map's
+	MetaLeader string        `json:"meta_leader"` // the meta group's leader ("" if none known)
+	Nodes      []NodeStatus  `json:"nodes"`
+	Groups     []GroupStatus `json:"groups"`
 }
 
 // View is this node's report about itself.
 func (n *Node) View() NodeView {
 	v := NodeView{ID: n.self.ID, Leaving: n.leaving.Load(), Ready: n.ready.Load()}
-	for _, g := range n.groups {
+	for _, g := range n.Groups() {
 		if !g.local {
 			continue
 		}
 		_, lid := g.raft.LeaderWithID()
 		st := g.raft.Stats()
-		v.Replicas = append(v.Replicas, ReplicaView{
+		rv := ReplicaView{
 			Group: g.id, State: g.raft.State().String(), Leader: string(lid),
 			Term: g.raft.CurrentTerm(), LastIndex: g.raft.LastIndex(),
 			CommitIndex: parseStat(st["commit_index"]), AppliedIndex: g.raft.AppliedIndex(),
-		})
+		}
+		if g.raft.State() == raft.Leader {
+			rv.Voters, rv.Nonvoters = members(g.raft)
+		}
+		v.Replicas = append(v.Replicas, rv)
 	}
 	return v
+}
+
+// members are the voters and non-voters of r's current configuration.
+func members(r *raft.Raft) (voters, nonvoters []string) {
+	cf := r.GetConfiguration()
+	if cf.Error() != nil {
+		return nil, nil
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			voters = append(voters, string(s.ID))
+		} else {
+			nonvoters = append(nonvoters, string(s.ID))
+		}
+	}
+	return voters, nonvoters
 }
 
 func parseStat(s string) uint64 {
@@ -105,7 +130,8 @@ func (n *Node) serveStatus(context.Context, string, []byte) ([]byte, error) {
 // and assembles the cluster's status.
 func (n *Node) Status(ctx context.Context) ClusterStatus {
 	views, errs := n.views(ctx)
-	cs := assembleStatus(n.self.ID, n.peers, n.groups, views, errs)
+	cs := assembleStatus(n.self.ID, n.Peers(), n.Groups(), views, errs)
+	cs.Epoch, cs.MetaLeader = n.Map().Epoch, n.MetaLeader()
 	states := n.GossipStates()
 	for i := range cs.Nodes {
 		cs.Nodes[i].Gossip = string(states[cs.Nodes[i].ID])
@@ -114,12 +140,13 @@ func (n *Node) Status(ctx context.Context) ClusterStatus {
 }
 
 // views asks every peer for its view, in parallel (statusTimeout each);
-// views[i] and errs[i] belong to n.peers[i], this node's own view included.
+// views[i] and errs[i] belong to Peers()[i], this node's own view included.
 func (n *Node) views(ctx context.Context) ([]NodeView, []error) {
-	views := make([]NodeView, len(n.peers))
-	errs := make([]error, len(n.peers))
+	peers := n.Peers()
+	views := make([]NodeView, len(peers))
+	errs := make([]error, len(peers))
 	var wg sync.WaitGroup
-	for i, p := range n.peers {
+	for i, p := range peers {
 		if p.ID == n.self.ID {
 			views[i] = n.View()
 			continue
@@ -173,16 +200,17 @@ func assembleStatus(self string, peers []Peer, groups []*Group, views []NodeView
 
 func groupStatus(g *Group, byNode map[string]map[uint32]ReplicaView) GroupStatus {
 	gs := GroupStatus{ID: g.id}
-	for _, r := range g.ranges {
+	lay := g.layout()
+	for _, r := range lay.ranges {
 		gs.Slots = append(gs.Slots, r.String())
 	}
 	var leaderLast, leaderTerm uint64
-	for _, p := range g.replicas {
+	for _, p := range lay.replicas {
 		if rv, ok := byNode[p.ID][g.id]; ok && rv.State == raft.Leader.String() && rv.Term >= leaderTerm {
 			gs.Leader, leaderLast, leaderTerm = p.ID, rv.LastIndex, rv.Term
 		}
 	}
-	for _, p := range g.replicas {
+	for _, p := range lay.replicas {
 		rs := ReplicaStatus{Node: p.ID, State: "unreachable"}
 		if views, ok := byNode[p.ID]; ok {
 			rs.State = "missing" // the node answers but does not host the group

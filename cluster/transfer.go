@@ -51,17 +51,21 @@ func (g *Group) PreferredLeader() string { return g.preferred().ID }
 
 // preferred is the replica g's leadership should be on.
 func (g *Group) preferred() Peer {
+	reps := g.layout().replicas
+	if len(reps) == 0 {
+		return Peer{}
+	}
 	if !g.local {
-		return g.replicas[0] // the setting lives in the group's state
+		return reps[0] // the setting lives in the group's state
 	}
 	if id := g.fsm.State().Setting(fsm.SettingPreferredLeader); id != "" {
-		for _, p := range g.replicas {
+		for _, p := range reps {
 			if p.ID == id {
 				return p
 			}
 		}
 	}
-	return g.replicas[0]
+	return reps[0]
 }
 
 // transferWait bounds how long SLOTRAFT TRANSFER-LEADER waits for the
@@ -75,11 +79,11 @@ var ErrTransfer = errors.New("transfer leader")
 // the group's log, so it holds across failovers and restarts) and waits
 // until `to` leads the group.
 func (n *Node) TransferLeader(ctx context.Context, gid uint32, to string) error {
-	if gid == 0 || int(gid) > len(n.groups) {
+	g, ok := n.group(gid)
+	if !ok {
 		return fmt.Errorf("%w: no group %d", ErrTransfer, gid)
 	}
-	g := n.groups[gid-1]
-	if !slices.ContainsFunc(g.replicas, func(p Peer) bool { return p.ID == to }) {
+	if !slices.ContainsFunc(g.layout().replicas, func(p Peer) bool { return p.ID == to }) {
 		return fmt.Errorf("%w: %s is not a replica of group %d", ErrTransfer, to, gid)
 	}
 	if err := n.setGroupSetting(ctx, g, fsm.SettingPreferredLeader, to); err != nil {
@@ -144,10 +148,11 @@ func (n *Node) serveSetting(ctx context.Context, _ string, payload []byte) ([]by
 	if err != nil {
 		return nil, err
 	}
-	if gid == 0 || int(gid) > len(n.groups) || !n.groups[gid-1].IsLeader() {
+	g, ok := n.group(gid)
+	if !ok || !g.IsLeader() {
 		return nil, fmt.Errorf("group %d is not led by %s", gid, n.self.ID)
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	return nil, n.groups[gid-1].proposeEntry(ctx, fsm.SettingsEntry(key, value))
+	return nil, g.proposeEntry(ctx, fsm.SettingsEntry(key, value))
 }

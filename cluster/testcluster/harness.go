@@ -25,6 +25,9 @@ type Options struct {
 	// Logger receives the nodes' logs; default: discarded, or stderr at debug
 	// level when SLOTRAFT_TEST_LOG is set.
 	Logger *slog.Logger
+	// DeadAfter is how long a node may be down before its replicas are
+	// replaced (default: the cluster's 30 s).
+	DeadAfter time.Duration
 }
 
 // Cluster is a running in-process cluster.
@@ -32,6 +35,8 @@ type Cluster struct {
 	t      testing.TB
 	opts   Options
 	peers  []cluster.Peer
+	static int // the first static nodes were started with the peer list
+	base   string
 	logger *slog.Logger
 
 	mu    sync.Mutex
@@ -41,6 +46,7 @@ type Cluster struct {
 type node struct {
 	i      int
 	peer   cluster.Peer
+	joined bool // started by AddNode: --join instead of the static peers
 	dir    string
 	n      *cluster.Node
 	srv    *cluster.Server
@@ -82,9 +88,9 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 			BusAddr:    busLns[i].Addr().String(),
 		})
 	}
-	base := t.TempDir()
+	c.base, c.static = t.TempDir(), n
 	for i := range n {
-		c.nodes = append(c.nodes, &node{i: i, peer: c.peers[i], dir: filepath.Join(base, c.peers[i].ID)})
+		c.nodes = append(c.nodes, &node{i: i, peer: c.peers[i], dir: filepath.Join(c.base, c.peers[i].ID)})
 	}
 	t.Cleanup(c.Close)
 	for i := range n {
@@ -106,10 +112,17 @@ func listen(t testing.TB, addr string) net.Listener {
 
 func (c *Cluster) config(i int, bus net.Listener) cluster.Config {
 	p := c.peers[i]
+	peers, join := c.peers[:c.static], []string(nil)
+	if c.nodes[i].joined {
+		peers = nil
+		for _, sp := range c.peers[:c.static] {
+			join = append(join, sp.BusAddr)
+		}
+	}
 	return cluster.Config{
 		ID: p.ID, ClientBind: p.ClientAddr, ClientAdvertise: p.ClientAddr,
 		BusBind: p.BusAddr, BusAdvertise: p.BusAddr, BusListener: bus,
-		DataDir: c.nodes[i].dir, Peers: c.peers,
+		DataDir: c.nodes[i].dir, Peers: peers, Join: join, DeadAfter: c.opts.DeadAfter,
 		Groups: c.opts.Groups, Replicas: c.opts.Replicas,
 		Logger:        c.logger.With("node", p.ID),
 		RaftHeartbeat: heartbeat, RaftElection: election, RaftLeaderLease: leaderLease, RaftCommit: commit,
@@ -132,6 +145,28 @@ func (c *Cluster) start(i int, clientLn, busLn net.Listener) error {
 	c.mu.Unlock()
 	return nil
 }
+
+// AddNode starts a new node that joins the cluster by gossip (--join with
+// the static nodes' bus addresses) and returns its index. The placement
+// controller gives it replicas.
+func (c *Cluster) AddNode() int {
+	c.t.Helper()
+	clientLn := listen(c.t, "127.0.0.1:0")
+	busLn := listen(c.t, "127.0.0.1:0")
+	c.mu.Lock()
+	i := len(c.nodes)
+	p := cluster.Peer{ID: fmt.Sprintf("node%d", i+1), ClientAddr: clientLn.Addr().String(), BusAddr: busLn.Addr().String()}
+	c.peers = append(c.peers, p)
+	c.nodes = append(c.nodes, &node{i: i, peer: p, joined: true, dir: filepath.Join(c.base, p.ID)})
+	c.mu.Unlock()
+	if err := c.start(i, clientLn, busLn); err != nil {
+		c.t.Fatalf("testcluster: start node %d: %v", i, err)
+	}
+	return i
+}
+
+// Dir is node i's data directory.
+func (c *Cluster) Dir(i int) string { return c.nodes[i].dir }
 
 // Addrs are the client addresses of all nodes, running or not, in node order.
 func (c *Cluster) Addrs() []string {
@@ -253,6 +288,9 @@ func (c *Cluster) leadersKnown() error {
 	if first == nil {
 		return errors.New("no node is running")
 	}
+	if len(first.Groups()) == 0 {
+		return errors.New("the cluster map is not known yet")
+	}
 	for gi, g := range first.Groups() {
 		var leaderID string
 		for i := range c.nodes {
@@ -260,7 +298,10 @@ func (c *Cluster) leadersKnown() error {
 			if n == nil {
 				continue
 			}
-			grp := n.Groups()[gi]
+			grp := groupAt(n, gi)
+			if grp == nil {
+				return fmt.Errorf("node %s does not know the map yet", c.peers[i].ID)
+			}
 			p, ok := n.Leader(grp)
 			if !ok {
 				return fmt.Errorf("group %d: node %s knows no leader", g.ID(), c.peers[i].ID)
@@ -275,7 +316,7 @@ func (c *Cluster) leadersKnown() error {
 		if li < 0 || !c.Running(li) {
 			return fmt.Errorf("group %d: leader %s is not running", g.ID(), leaderID)
 		}
-		if !c.Node(li).Groups()[gi].IsLeader() {
+		if !groupAt(c.Node(li), gi).IsLeader() {
 			return fmt.Errorf("group %d: %s is not leader yet", g.ID(), leaderID)
 		}
 	}
@@ -338,8 +379,8 @@ func (c *Cluster) firstRunning() *cluster.Node {
 // node that hosts the group sees it, or -1 if that node is not running.
 func (c *Cluster) preferredIndex(gi int) int {
 	for i := range c.nodes {
-		if n := c.Node(i); n != nil && n.Groups()[gi].Local() {
-			if pi := c.IndexOf(n.Groups()[gi].PreferredLeader()); pi >= 0 && c.Running(pi) {
+		if n := c.Node(i); n != nil && groupAt(n, gi).Local() {
+			if pi := c.IndexOf(groupAt(n, gi).PreferredLeader()); pi >= 0 && c.Running(pi) {
 				return pi
 			}
 			return -1
@@ -352,11 +393,21 @@ func (c *Cluster) preferredIndex(gi int) int {
 // Groups() order), or -1 when no running node leads it.
 func (c *Cluster) LeaderIndex(gi int) int {
 	for i := range c.nodes {
-		if n := c.Node(i); n != nil && n.Groups()[gi].IsLeader() {
+		if n := c.Node(i); n != nil && groupAt(n, gi).IsLeader() {
 			return i
 		}
 	}
 	return -1
+}
+
+// groupAt is n's group at index gi of Groups(), nil while n does not know
+// the map.
+func groupAt(n *cluster.Node, gi int) *cluster.Group {
+	gs := n.Groups()
+	if gi >= len(gs) {
+		return nil
+	}
+	return gs[gi]
 }
 
 // Close stops every node; t.Cleanup calls it.

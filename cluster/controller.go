@@ -1,0 +1,192 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/slotraft/slotraft/cluster/meta"
+	"github.com/slotraft/slotraft/cluster/placement"
+)
+
+// The placement controller runs on the meta group's leader: it creates the
+// map after a bootstrap, adds nodes gossip finds, removes nodes dead longer
+// than DeadAfter, and keeps every group at its replication factor with
+// replicas and preferred leaders spread (cluster/placement plans, this
+// file observes and proposes). It also keeps the meta group's own Raft
+// membership following the map: up to metaVoters voters, the rest
+// non-voters.
+
+// controlInterval is how often the meta leader's controller runs.
+const controlInterval = 500 * time.Millisecond
+
+// settleMaxLag is how far behind its leader a replica may be for its group
+// to count as settled (ready for the next replica change).
+const settleMaxLag = 1024
+
+type controller struct {
+	n    *Node
+	down map[string]time.Time // since when an active node is seen not alive
+}
+
+func (n *Node) controlLoop() {
+	c := &controller{n: n, down: map[string]time.Time{}}
+	tick := time.NewTicker(controlInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if !n.meta.isLeader() {
+			clear(c.down) // a new leader observes for itself
+			continue
+		}
+		if err := c.step(); err != nil {
+			n.log.Info("placement controller", "err", err)
+		}
+	}
+}
+
+// step observes the cluster once and proposes what the planner says.
+func (c *controller) step() error {
+	n := c.n
+	m := n.meta.fsm.Map()
+	if !m.Initialized() {
+		if init := n.meta.init.Load(); init != nil {
+			n.log.Info("creating the cluster map", "nodes", len(init.Nodes), "groups", len(init.Groups))
+			return n.meta.propose(init)
+		}
+		return nil
+	}
+	if n.leaving.Load() {
+		return nil
+	}
+	in := c.observe(m)
+	for _, cmd := range placement.Plan(in) {
+		err := n.meta.propose(cmd)
+		n.log.Info("placement", "change", fmt.Sprintf("%T%+v", cmd, cmd), "err", err)
+		if err != nil {
+			return err
+		}
+	}
+	return c.reconcileMetaMembers(n.meta.fsm.Map())
+}
+
+// observe gathers the planner's input: gossip liveness, how long nodes
+// have been down, and which groups are settled.
+func (c *controller) observe(m *meta.Map) placement.Input {
+	n := c.n
+	in := placement.Input{
+		Map: m, Replicas: n.cfg.Replicas, DeadAfter: n.cfg.DeadAfter,
+		Alive: map[string]bool{}, DownFor: map[string]time.Duration{},
+	}
+	now := time.Now()
+	states := n.GossipStates()
+	for _, p := range n.gossip.alivePeers() {
+		in.Alive[p.ID] = true
+		if !m.IsActive(p.ID) {
+			in.Joiners = append(in.Joiners, meta.Node{ID: p.ID, Client: p.ClientAddr, Bus: p.BusAddr})
+		}
+	}
+	in.Alive[n.self.ID] = true
+	for _, nd := range m.ActiveNodes() {
+		if in.Alive[nd.ID] && states[nd.ID] == GossipAlive || nd.ID == n.self.ID {
+			delete(c.down, nd.ID)
+			continue
+		}
+		delete(in.Alive, nd.ID)
+		if c.down[nd.ID].IsZero() {
+			c.down[nd.ID] = now
+		}
+		in.DownFor[nd.ID] = now.Sub(c.down[nd.ID])
+	}
+	in.Settled = c.settled(m)
+	return in
+}
+
+// settled says, per group, whether its leader's Raft membership is the
+// map's replica set, all voting, and every replica has caught up.
+func (c *controller) settled(m *meta.Map) map[uint32]bool {
+	ctx, cancel := context.WithTimeout(c.n.ctx, statusTimeout)
+	defer cancel()
+	all, errs := c.n.views(ctx)
+	views := map[string]NodeView{}
+	for i, v := range all {
+		if errs[i] == nil {
+			views[v.ID] = v
+		}
+	}
+	out := map[uint32]bool{}
+	for _, g := range m.Groups {
+		out[g.ID] = groupSettled(g, views)
+	}
+	return out
+}
+
+func groupSettled(g meta.Group, views map[string]NodeView) bool {
+	reps := map[string]ReplicaView{}
+	var leader ReplicaView
+	for _, id := range g.Replicas {
+		for _, r := range views[id].Replicas {
+			if r.Group == g.ID {
+				reps[id] = r
+				if r.State == raft.Leader.String() && r.Term >= leader.Term {
+					leader = r
+				}
+			}
+		}
+	}
+	if leader.State == "" || len(leader.Nonvoters) > 0 || len(leader.Voters) != len(g.Replicas) {
+		return false
+	}
+	for _, id := range g.Replicas {
+		r, ok := reps[id]
+		if !ok || !slices.Contains(leader.Voters, id) || r.Term != leader.Term || r.AppliedIndex+settleMaxLag < leader.LastIndex {
+			return false
+		}
+	}
+	return true
+}
+
+// reconcileMetaMembers makes one change of the meta group's Raft
+// membership toward the map: removed nodes out, active ones in as
+// non-voters, alive non-voters promoted while fewer than metaVoters vote.
+func (c *controller) reconcileMetaMembers(m *meta.Map) error {
+	r := c.n.meta.raft
+	cf := r.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return err
+	}
+	servers := cf.Configuration().Servers
+	voters := 0
+	for _, s := range servers {
+		if !m.IsActive(string(s.ID)) {
+			c.n.log.Info("meta group: removing a node the map removed", "node", s.ID)
+			return r.RemoveServer(s.ID, 0, 0).Error()
+		}
+		if s.Suffrage == raft.Voter {
+			voters++
+		}
+	}
+	for _, nd := range m.ActiveNodes() {
+		if !slices.ContainsFunc(servers, func(s raft.Server) bool { return s.ID == raft.ServerID(nd.ID) }) {
+			c.n.log.Info("meta group: adding a node as non-voter", "node", nd.ID)
+			return r.AddNonvoter(raft.ServerID(nd.ID), raft.ServerAddress(nd.Bus), 0, 0).Error()
+		}
+	}
+	if voters >= metaVoters {
+		return nil
+	}
+	states := c.n.GossipStates()
+	for _, s := range servers {
+		if s.Suffrage != raft.Voter && states[string(s.ID)] == GossipAlive {
+			c.n.log.Info("meta group: promoting a node to voter", "node", s.ID)
+			return r.AddVoter(s.ID, s.Address, 0, 0).Error()
+		}
+	}
+	return nil
+}

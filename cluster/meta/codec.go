@@ -1,0 +1,112 @@
+package meta
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// EntryType says which command a log entry holds.
+type EntryType uint8
+
+// IgnoreUnknown marks an entry type that an older node which does not know
+// it may skip; an unknown type without it stops the node.
+const IgnoreUnknown EntryType = 0x80
+
+// Entry types. None may be skipped: a node that skipped one would hold
+// another map than its peers.
+const (
+	typeInit        EntryType = 1
+	typeAddNode     EntryType = 2
+	typeRemoveNode  EntryType = 3
+	typeSetReplicas EntryType = 4
+)
+
+// entryVersion is the first byte of every encoded entry.
+const entryVersion = 1
+
+// headerLen: version, type.
+const headerLen = 2
+
+// Decode's errors, compared with errors.Is.
+var (
+	// ErrIgnored: an entry type this binary does not know but may skip.
+	ErrIgnored = errors.New("meta: unknown entry type, ignored")
+	// ErrUnknownType: an entry type this binary does not know and may not
+	// skip.
+	ErrUnknownType = errors.New("meta: unknown entry type")
+	// ErrBadEntry: an entry that does not parse.
+	ErrBadEntry = errors.New("meta: bad log entry")
+)
+
+// Encode renders cmd as a log entry: version byte, type byte, then the
+// command as JSON. It panics on a command this package does not know, which
+// can only be a nil one.
+func Encode(cmd Command) []byte {
+	t, v := typeOf(cmd)
+	body, err := json.Marshal(v)
+	if err != nil {
+		// the commands hold only strings and integers
+		panic(fmt.Sprintf("meta: encode %T: %v", cmd, err))
+	}
+	return append([]byte{entryVersion, byte(t)}, body...)
+}
+
+// typeOf is cmd's entry type and its value (pointers dereferenced).
+func typeOf(cmd Command) (EntryType, Command) {
+	switch c := cmd.(type) {
+	case Init:
+		return typeInit, c
+	case *Init:
+		return typeInit, *c
+	case AddNode:
+		return typeAddNode, c
+	case *AddNode:
+		return typeAddNode, *c
+	case RemoveNode:
+		return typeRemoveNode, c
+	case *RemoveNode:
+		return typeRemoveNode, *c
+	case SetReplicas:
+		return typeSetReplicas, c
+	case *SetReplicas:
+		return typeSetReplicas, *c
+	}
+	panic(fmt.Sprintf("meta: encode of unknown command %T", cmd))
+}
+
+// Decode parses an entry into a command value (Init, AddNode, RemoveNode or
+// SetReplicas, never a pointer). An unknown type gives ErrIgnored if it
+// carries IgnoreUnknown, else ErrUnknownType; anything else that does not
+// parse gives ErrBadEntry.
+func Decode(b []byte) (Command, error) {
+	if len(b) < headerLen {
+		return nil, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrBadEntry, len(b), headerLen)
+	}
+	if b[0] != entryVersion {
+		return nil, fmt.Errorf("%w: format version %d, want %d", ErrBadEntry, b[0], entryVersion)
+	}
+	t, body := EntryType(b[1]), b[headerLen:]
+	switch t {
+	case typeInit:
+		return decodeAs[Init](t, body)
+	case typeAddNode:
+		return decodeAs[AddNode](t, body)
+	case typeRemoveNode:
+		return decodeAs[RemoveNode](t, body)
+	case typeSetReplicas:
+		return decodeAs[SetReplicas](t, body)
+	}
+	if t&IgnoreUnknown != 0 {
+		return nil, fmt.Errorf("%w: type %#02x", ErrIgnored, byte(t))
+	}
+	return nil, fmt.Errorf("%w: type %#02x", ErrUnknownType, byte(t))
+}
+
+func decodeAs[T Command](t EntryType, body []byte) (Command, error) {
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, fmt.Errorf("%w: type %#02x: %v", ErrBadEntry, byte(t), err)
+	}
+	return v, nil
+}

@@ -1,0 +1,144 @@
+package meta
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/slotraft/slotraft/slots"
+)
+
+// NodeState is a node's membership in the map.
+type NodeState string
+
+const (
+	// Active nodes may hold replicas and vote in the meta group.
+	Active NodeState = "active"
+	// Removed nodes were taken out (dead longer than --dead-after, or by
+	// an operator); one that comes back rejoins as a new incarnation.
+	Removed NodeState = "removed"
+)
+
+// Node is one node as the map knows it.
+type Node struct {
+	ID     string    `json:"id"`
+	Client string    `json:"client"` // advertised client host:port
+	Bus    string    `json:"bus"`    // advertised bus host:port
+	State  NodeState `json:"state"`
+	// Incarnation counts the times the node was (re)added: a node removed
+	// and added again is a new member under the same id.
+	Incarnation uint64 `json:"incarnation"`
+}
+
+// Group is one slot group: the slots it owns and the nodes replicating it.
+type Group struct {
+	ID     uint32        `json:"id"`
+	Ranges []slots.Range `json:"ranges"`
+	// Replicas are the nodes that should host the group, preferred leader
+	// first.
+	Replicas []string `json:"replicas"`
+	// Boot is the replica set the group was created with: the only nodes
+	// that may bootstrap its Raft, and only while Changes is 0.
+	Boot []string `json:"boot"`
+	// Changes counts replica-set changes since creation.
+	Changes uint64 `json:"changes"`
+}
+
+// Map is the cluster map. Values handed out by the FSM are never
+// modified: a change builds a new Map (Clone).
+type Map struct {
+	Epoch  uint64  `json:"epoch"` // bumped by every change
+	Nodes  []Node  `json:"nodes"` // sorted by ID
+	Groups []Group `json:"groups"`
+}
+
+// Initialized reports whether the map has been created (Init applied).
+func (m *Map) Initialized() bool { return m != nil && len(m.Groups) > 0 }
+
+// Node finds a node by id, removed ones included.
+func (m *Map) Node(id string) (Node, bool) {
+	if m == nil {
+		return Node{}, false
+	}
+	i, ok := slices.BinarySearchFunc(m.Nodes, id, func(n Node, id string) int { return strings.Compare(n.ID, id) })
+	if !ok {
+		return Node{}, false
+	}
+	return m.Nodes[i], true
+}
+
+// IsActive reports whether id is an active node.
+func (m *Map) IsActive(id string) bool {
+	nd, ok := m.Node(id)
+	return ok && nd.State == Active
+}
+
+// ActiveNodes are the active nodes, by id.
+func (m *Map) ActiveNodes() []Node {
+	if m == nil {
+		return nil
+	}
+	var out []Node
+	for _, nd := range m.Nodes {
+		if nd.State == Active {
+			out = append(out, nd)
+		}
+	}
+	return out
+}
+
+// Group finds a group by id.
+func (m *Map) Group(id uint32) (Group, bool) {
+	if m == nil {
+		return Group{}, false
+	}
+	for _, g := range m.Groups {
+		if g.ID == id {
+			return g, true
+		}
+	}
+	return Group{}, false
+}
+
+// GroupOf is the group owning slot.
+func (m *Map) GroupOf(slot uint16) (Group, bool) {
+	if m == nil {
+		return Group{}, false
+	}
+	for _, g := range m.Groups {
+		for _, r := range g.Ranges {
+			if r.Contains(slot) {
+				return g, true
+			}
+		}
+	}
+	return Group{}, false
+}
+
+// HostedBy are the ids of the groups that list node as a replica.
+func (m *Map) HostedBy(node string) []uint32 {
+	if m == nil {
+		return nil
+	}
+	var out []uint32
+	for _, g := range m.Groups {
+		if slices.Contains(g.Replicas, node) {
+			out = append(out, g.ID)
+		}
+	}
+	return out
+}
+
+// Clone is a deep copy.
+func (m *Map) Clone() *Map {
+	if m == nil {
+		return &Map{}
+	}
+	c := &Map{Epoch: m.Epoch, Nodes: slices.Clone(m.Nodes), Groups: make([]Group, len(m.Groups))}
+	for i, g := range m.Groups {
+		g.Ranges = slices.Clone(g.Ranges)
+		g.Replicas = slices.Clone(g.Replicas)
+		g.Boot = slices.Clone(g.Boot)
+		c.Groups[i] = g
+	}
+	return c
+}

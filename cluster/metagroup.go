@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/slotraft/slotraft/cluster/meta"
+	"github.com/slotraft/slotraft/slots"
+)
+
+// MetaGroupID is the bus group id of the meta group, the Raft group that
+// holds the cluster map (cluster/meta). Slot group ids stay below it.
+const MetaGroupID uint32 = 0xFFFFFF00
+
+// metaVoters is how many nodes vote in the meta group; the others follow
+// it as non-voters, so every node has the map locally.
+const metaVoters = 5
+
+// metaApplyTimeout bounds one proposal to the meta group.
+const metaApplyTimeout = 5 * time.Second
+
+// metaGroup is this node's replica of the meta group.
+type metaGroup struct {
+	*raftHandle
+	fsm *meta.FSM
+	// init is the map this node proposes when it leads a meta group whose
+	// map is not created yet: set by a bootstrapping node only.
+	init atomic.Pointer[meta.Init]
+}
+
+// ErrMetaNoLeader means the meta group has no known leader right now.
+var ErrMetaNoLeader = errors.New("meta group has no leader")
+
+// openMeta opens the meta group under DataDir/meta. A node with no state
+// there bootstraps it when its configuration says so (bootstrap.go); a
+// node restarted on its data dir never bootstraps again.
+func (n *Node) openMeta() error {
+	log := n.log.With("group", "meta")
+	mg := &metaGroup{fsm: meta.NewFSM(log)}
+	servers, init := n.bootPlan()
+	var boot func(*raft.Raft) error
+	if len(servers) > 0 {
+		boot = func(r *raft.Raft) error { return r.BootstrapCluster(metaServers(servers)).Error() }
+	}
+	h, err := n.openRaft(filepath.Join(n.cfg.DataDir, "meta"), MetaGroupID, mg.fsm, log, boot)
+	if err != nil {
+		return err
+	}
+	mg.raftHandle = h
+	if !h.existing && init != nil {
+		mg.init.Store(init)
+	}
+	n.meta = mg
+	return nil
+}
+
+// metaServers is the meta group's Raft configuration for nodes: the first
+// metaVoters vote, the rest follow.
+func metaServers(nodes []Peer) raft.Configuration {
+	var c raft.Configuration
+	for i, p := range nodes {
+		s := raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.BusAddr)}
+		if i >= metaVoters {
+			s.Suffrage = raft.Nonvoter
+		}
+		c.Servers = append(c.Servers, s)
+	}
+	return c
+}
+
+// staticInit is the map a cluster starts with: groups slot groups (ids 1…),
+// group i owning slots.Split(groups)[i] and replicated on `replicas`
+// consecutive nodes starting at node i mod N, in the given node order.
+func staticInit(nodes []Peer, groups, replicas int) *meta.Init {
+	replicas = min(replicas, len(nodes))
+	init := &meta.Init{}
+	for _, p := range nodes {
+		init.Nodes = append(init.Nodes, meta.Node{ID: p.ID, Client: p.ClientAddr, Bus: p.BusAddr})
+	}
+	slices.SortFunc(init.Nodes, func(a, b meta.Node) int { return strings.Compare(a.ID, b.ID) })
+	for i, r := range slots.Split(groups) {
+		g := meta.Group{ID: uint32(i + 1), Ranges: []slots.Range{r}}
+		for k := range replicas {
+			g.Replicas = append(g.Replicas, nodes[(i+k)%len(nodes)].ID)
+		}
+		init.Groups = append(init.Groups, g)
+	}
+	return init
+}
+
+func (mg *metaGroup) isLeader() bool { return mg.raft.State() == raft.Leader }
+
+// propose applies cmd through the local meta replica, which must lead.
+func (mg *metaGroup) propose(cmd meta.Command) error {
+	f := mg.raft.Apply(meta.Encode(cmd), metaApplyTimeout)
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return fmt.Errorf("%w: %w", ErrNotLeader, err)
+		}
+		return err
+	}
+	if err, ok := f.Response().(error); ok {
+		return err
+	}
+	return nil
+}
+
+// ProposeMeta applies cmd to the cluster map through the meta group's
+// leader, wherever it runs.
+func (n *Node) ProposeMeta(ctx context.Context, cmd meta.Command) error {
+	if n.meta.isLeader() {
+		return n.meta.propose(cmd)
+	}
+	addr, _ := n.meta.raft.LeaderWithID()
+	if addr == "" {
+		return ErrMetaNoLeader
+	}
+	_, err := n.mux.Call(ctx, string(addr), svcMeta, meta.Encode(cmd))
+	return err
+}
+
+// serveMeta is the svcMeta service: a proposal forwarded by another node.
+func (n *Node) serveMeta(_ context.Context, _ string, payload []byte) ([]byte, error) {
+	cmd, err := meta.Decode(payload)
+	if err != nil {
+		return nil, err
+	}
+	if !n.meta.isLeader() {
+		return nil, fmt.Errorf("%w of the meta group", ErrNotLeader)
+	}
+	return nil, n.meta.propose(cmd)
+}
+
+// MetaLeader is the id of the meta group's leader as known here ("" if none).
+func (n *Node) MetaLeader() string {
+	_, id := n.meta.raft.LeaderWithID()
+	return string(id)
+}

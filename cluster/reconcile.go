@@ -1,0 +1,195 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/slotraft/slotraft/cluster/meta"
+	"github.com/slotraft/slotraft/slots"
+)
+
+// Every node follows the meta group's map: it opens the slot groups the map
+// gives it, stops those taken from it (keeping their data aside, never
+// deleting it), and routes clients by the map's slot ownership.
+
+// reconcileRetry is how often a node retries what it could not do at a
+// map change (a group that failed to open, a leader waiting to hand off a
+// group it no longer replicates).
+const reconcileRetry = 500 * time.Millisecond
+
+func (n *Node) reconcileLoop() {
+	for {
+		changed := n.meta.fsm.Changed()
+		n.reconcile()
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-changed:
+		case <-time.After(reconcileRetry):
+		}
+	}
+}
+
+// reconcile makes the hosted groups and the routing state match the map.
+func (n *Node) reconcile() {
+	n.stateMu.Lock()
+	defer n.stateMu.Unlock()
+	if n.ctx.Err() != nil {
+		return
+	}
+	m := n.meta.fsm.Map()
+	old := n.state()
+	if m == old.m && !old.pending {
+		return
+	}
+	if nd, ok := m.Node(n.self.ID); ok && nd.State == meta.Removed && n.removedSeen != nd.Incarnation {
+		n.removedSeen = nd.Incarnation
+		n.log.Warn("this node was removed from the cluster map (down longer than --dead-after, or by an operator): it rejoins as a new member; data of groups it no longer replicates is kept aside",
+			"incarnation", nd.Incarnation, "epoch", m.Epoch)
+	}
+	peers, byID := peersOf(m, n.self)
+	next := &mapState{m: m, peers: peers, byID: byID, slot: make([]*Group, slots.Count)}
+	kept := map[uint32]bool{}
+	for _, mg := range m.Groups {
+		g := n.reconcileGroup(old, next, mg)
+		kept[g.id] = true
+		next.groups = append(next.groups, g)
+		for _, r := range g.layout().ranges {
+			for s := int(r.Start); s <= int(r.End); s++ {
+				next.slot[s] = g
+			}
+		}
+	}
+	for _, g := range old.groups {
+		if !kept[g.id] && g.local && !n.retire(g, m.Epoch) {
+			next.pending = true // not expected before groups can be deleted
+		}
+	}
+	n.ms.Store(next)
+	n.ready.Store(m.Initialized())
+}
+
+// reconcileGroup is the group object for mg in the next state.
+func (n *Node) reconcileGroup(old, next *mapState, mg meta.Group) *Group {
+	lay := layoutOf(mg, next.byID)
+	want := slices.Contains(mg.Replicas, n.self.ID)
+	g := old.groupByID(mg.ID)
+	switch {
+	case g != nil && g.local == want:
+		g.lay.Store(lay)
+		return g
+	case g != nil && g.local: // taken from this node
+		if !n.retire(g, next.m.Epoch) {
+			g.lay.Store(lay)
+			next.pending = true
+			return g
+		}
+		return newGroup(n, mg.ID, lay, false)
+	case want:
+		ng := newGroup(n, mg.ID, lay, true)
+		if err := ng.open(bootPeers(mg, next.byID, n.self.ID)); err != nil {
+			n.log.Error("open group", "group", mg.ID, "err", err)
+			next.pending = true
+			return newGroup(n, mg.ID, lay, false)
+		}
+		ng.start()
+		ng.log.Info("hosting group", "replicas", mg.Replicas, "epoch", next.m.Epoch)
+		return ng
+	}
+	n.keepAsideStale(mg.ID, next)
+	return newGroup(n, mg.ID, lay, false)
+}
+
+// keepAsideStale moves aside the data of a group this node does not
+// replicate but has a directory for: left from before it was removed (it
+// was down longer than --dead-after). A replica it may get later starts
+// empty and receives the group from its leader. Only done with a current
+// map: a stale one may not list a replica this node has since become.
+func (n *Node) keepAsideStale(id uint32, next *mapState) {
+	dir := n.groupDir(id)
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	if !n.metaCurrent() {
+		next.pending = true
+		return
+	}
+	kept, err := moveAside(dir, next.m.Epoch)
+	n.log.Warn("this node was taken out of a group while away: its old data is kept (delete it when no longer wanted)",
+		"group", id, "epoch", next.m.Epoch, "kept_at", kept, "err", err)
+}
+
+// metaCurrent: the local meta replica leads, or follows a leader and has
+// applied everything known committed.
+func (n *Node) metaCurrent() bool {
+	r := n.meta.raft
+	if r.State() == raft.Leader {
+		return true
+	}
+	if addr, _ := r.LeaderWithID(); addr == "" {
+		return false
+	}
+	return r.AppliedIndex() >= parseStat(r.Stats()["commit_index"])
+}
+
+// bootPeers is the replica set this node bootstraps group mg with: its
+// creation set, if this node is in it and the set never changed.
+func bootPeers(mg meta.Group, byID map[string]Peer, self string) []Peer {
+	if mg.Changes != 0 || !slices.Contains(mg.Boot, self) {
+		return nil
+	}
+	var out []Peer
+	for _, id := range mg.Boot {
+		if p, ok := byID[id]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// retire stops hosting g (the map no longer lists this node for it) and
+// moves its data aside; false while this node still leads g (memberLoop
+// hands the leadership to a listed replica first).
+func (n *Node) retire(g *Group, epoch uint64) bool {
+	if g.IsLeader() {
+		return false
+	}
+	g.cancel()
+	g.wg.Wait()
+	err := g.shutdown()
+	if cerr := g.closeStores(); err == nil {
+		err = cerr
+	}
+	dir := n.groupDir(g.id)
+	kept, merr := moveAside(dir, epoch)
+	g.log.Warn("this node no longer replicates the group: stopped it; its data is kept (delete it when no longer wanted)",
+		"epoch", epoch, "kept_at", kept, "shutdown_err", err, "move_err", merr)
+	return true
+}
+
+// moveAside renames dir to dir.removed-<epoch>[-k]: a node taken out of a
+// group wipes nothing, and a later replica of the same group starts empty.
+func moveAside(dir string, epoch uint64) (string, error) {
+	for k := 0; ; k++ {
+		to := fmt.Sprintf("%s.removed-%d", dir, epoch)
+		if k > 0 {
+			to = fmt.Sprintf("%s-%d", to, k)
+		}
+		if _, err := os.Stat(to); err == nil {
+			continue
+		}
+		return to, os.Rename(dir, to)
+	}
+}
+
+func (s *mapState) groupByID(id uint32) *Group {
+	for _, g := range s.groups {
+		if g.id == id {
+			return g
+		}
+	}
+	return nil
+}
