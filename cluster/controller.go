@@ -104,8 +104,37 @@ func (c *controller) observe(m *meta.Map) placement.Input {
 		}
 		in.DownFor[nd.ID] = now.Sub(c.down[nd.ID])
 	}
+	for id := range in.DownFor {
+		if g, ok := quorumNeeds(m, id, in.Alive); ok {
+			// Removing it would take the group's data from the nodes that
+			// could restore its quorum when they come back.
+			n.log.Debug("not removing a down node: a group lacks a live quorum without it", "down", id, "group", g)
+			delete(in.DownFor, id)
+		}
+	}
 	in.Settled = c.settled(m)
 	return in
+}
+
+// quorumNeeds finds a group that lists node and whose live replicas are
+// not a majority of its replica set: its leader could not change the
+// membership, and the node's copy is needed to restore the quorum.
+func quorumNeeds(m *meta.Map, node string, alive map[string]bool) (uint32, bool) {
+	for _, g := range m.Groups {
+		if !slices.Contains(g.Replicas, node) {
+			continue
+		}
+		live := 0
+		for _, r := range g.Replicas {
+			if alive[r] {
+				live++
+			}
+		}
+		if live <= len(g.Replicas)/2 {
+			return g.ID, true
+		}
+	}
+	return 0, false
 }
 
 // settled says, per group, whether its leader's Raft membership is the
