@@ -68,6 +68,22 @@ func healthy(nodes, replicas int, not ...string) func(cluster.ClusterStatus) err
 	}
 }
 
+// writeUntil sets w:<i> = <i> for i = 0, 1, … until ctx ends (bounded to
+// 100,000 writes) and returns the writes acknowledged; an error is
+// retried on the next key, as its outcome is unknown.
+func writeUntil(ctx context.Context, rdb *redis.ClusterClient) map[string]string {
+	acked := map[string]string{}
+	for i := 0; i < 100_000 && ctx.Err() == nil; i++ {
+		k, v := "w:"+strconv.Itoa(i), strconv.Itoa(i)
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if rdb.Set(wctx, k, v, 0).Err() == nil {
+			acked[k] = v
+		}
+		cancel()
+	}
+	return acked
+}
+
 // TestJoinAndReplace is issue #3's scenario: start 3 nodes, join 2 more by
 // gossip, stop one for good; every group ends back at 3 replicas on live
 // nodes with leaders spread and no key lost; the stopped node, restarted
@@ -86,6 +102,12 @@ func TestJoinAndReplace(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A writer runs through the joins, moves and the replacement: every
+	// write it saw acknowledged must be there at the end.
+	wctx, stopWriter := context.WithCancel(ctx)
+	acked := make(chan map[string]string, 1)
+	go func() { acked <- writeUntil(wctx, rdb) }()
+
 	c.AddNode()
 	c.AddNode()
 	waitStatus(t, c, 0, 60*time.Second, "5 nodes, groups at 3 replicas spread", healthy(5, 3))
@@ -99,6 +121,17 @@ func TestJoinAndReplace(t *testing.T) {
 	}
 	if err := readBack(ctx, rdb, keys); err != nil {
 		t.Fatalf("after replacing %s: %v", victimID, err)
+	}
+	stopWriter()
+	written := <-acked
+	if len(written) == 0 {
+		t.Fatal("the writer got no write acknowledged")
+	}
+	t.Logf("%d writes acknowledged during the joins and the replacement", len(written))
+	for k, v := range written {
+		if got, err := rdb.Get(ctx, k).Result(); err != nil || got != v {
+			t.Fatalf("acknowledged %s=%s, read %q, %v", k, v, got, err)
+		}
 	}
 	nodes, err := redis.NewClient(&redis.Options{Addr: c.Addrs()[0]}).ClusterNodes(ctx).Result()
 	if err != nil || strings.Contains(nodes, cluster.NodeID(victimID)) {
