@@ -18,10 +18,15 @@ import (
 const adminUsage = `usage: slotraft admin [--addr host:port] [--timeout d] <command>
 
 commands:
-  status [--json]   nodes, slot groups, leaders, replicas, lag and slot ranges
+  status [--json]   map epoch, meta leader, nodes, slot groups, leaders, replicas,
+                    lag and slot ranges
   transfer-leader <group> <node-id>
                     make <node-id> the preferred leader of a slot group (kept in the
                     group's log, so leader spreading keeps it there) and wait until it leads
+  remove-node <node-id>
+                    take a node that is gone for good (not alive in gossip) out of the
+                    cluster map at once, instead of waiting --dead-after; its replicas
+                    are replaced on other nodes
   leave             make the node at --addr leave as on SIGTERM: it hands off its
                     leaderships, waits until no group needs it for a quorum, exits
 `
@@ -58,6 +63,16 @@ func runAdmin(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "group %s is led by %s\n", fs.Arg(1), fs.Arg(2))
 		return nil
+	case "remove-node":
+		if fs.NArg() != 2 {
+			fmt.Fprint(stderr, adminUsage)
+			return errUsage
+		}
+		if err := rdb.Do(ctx, "SLOTRAFT", "REMOVE-NODE", fs.Arg(1)).Err(); err != nil {
+			return fmt.Errorf("remove-node %s: %w", fs.Arg(1), err)
+		}
+		fmt.Fprintf(stdout, "node %s is removed from the cluster map\n", fs.Arg(1))
+		return nil
 	case "leave":
 		if err := rdb.Do(ctx, "SLOTRAFT", "LEAVE").Err(); err != nil {
 			return fmt.Errorf("leave %s: %w", *addr, err)
@@ -93,8 +108,15 @@ func adminStatus(ctx context.Context, rdb *redis.Client, args []string, stdout, 
 	return printStatus(stdout, st)
 }
 
-// printStatus renders the status as two tables: nodes, then groups.
+// printStatus renders the status as a header line (the asking node, the
+// cluster map's epoch and the meta group's leader) and two tables: nodes,
+// then groups.
 func printStatus(w io.Writer, st cluster.ClusterStatus) error {
+	metaLeader := st.MetaLeader
+	if metaLeader == "" {
+		metaLeader = "-"
+	}
+	fmt.Fprintf(w, "self %s  epoch %d  meta leader %s\n\n", st.Self, st.Epoch, metaLeader)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tCLIENT\tBUS\tSTATE\tGOSSIP\tLEADERS\tREPLICAS")
 	for _, n := range st.Nodes {

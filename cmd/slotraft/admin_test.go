@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,15 +23,25 @@ func adminRun(t *testing.T, args ...string) (string, int) {
 
 func adminJSON(t *testing.T, addr string) cluster.ClusterStatus {
 	t.Helper()
-	out, code := adminRun(t, "--addr", addr, "status", "--json")
-	if code != 0 {
-		t.Fatalf("admin status --json: exit %d: %s", code, out)
-	}
-	var st cluster.ClusterStatus
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		t.Fatalf("admin status --json is not JSON: %v\n%s", err, out)
+	st, _, err := adminStatusJSON(addr, "30s")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return st
+}
+
+// adminStatusJSON runs `slotraft admin --addr addr status --json` and
+// decodes its output, which it also returns.
+func adminStatusJSON(addr, timeout string) (cluster.ClusterStatus, string, error) {
+	var out, errb bytes.Buffer
+	var st cluster.ClusterStatus
+	if code := run([]string{"admin", "--addr", addr, "--timeout", timeout, "status", "--json"}, &out, &errb); code != 0 {
+		return st, out.String(), fmt.Errorf("admin status --json against %s: exit %d: %s", addr, code, errb.String())
+	}
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		return st, out.String(), fmt.Errorf("admin status --json against %s is not JSON: %w\n%s", addr, err, out.String())
+	}
+	return st, out.String(), nil
 }
 
 func TestAdminStatus(t *testing.T) {
@@ -61,9 +74,27 @@ func TestAdminStatus(t *testing.T) {
 		t.Error("no slot ranges in the status")
 	}
 
+	if st.Epoch == 0 || !strings.HasPrefix(st.MetaLeader, "node") {
+		t.Errorf("status: epoch %d, meta leader %q; want a map epoch and a meta leader", st.Epoch, st.MetaLeader)
+	}
+
 	table, code := adminRun(t, "--addr", addr, "status")
 	if code != 0 || !strings.Contains(table, "NODE") || !strings.Contains(table, "GROUP") || strings.Count(table, " up ") != 3 {
 		t.Fatalf("admin status table (exit %d):\n%s", code, table)
+	}
+	if header := regexp.MustCompile(`(?m)^self node1  epoch [1-9][0-9]*  meta leader node[1-3]$`); !header.MatchString(table) {
+		t.Fatalf("admin status table has no epoch and meta leader header:\n%s", table)
+	}
+
+	// remove-node refuses this node, unknown nodes and live nodes.
+	for _, tt := range []struct{ id, wantErr string }{
+		{id: "node1", wantErr: "is this node"},
+		{id: "node9", wantErr: "no node"},
+		{id: "node2", wantErr: "is alive"},
+	} {
+		if out, code := adminRun(t, "--addr", addr, "remove-node", tt.id); code != 1 || !strings.Contains(out, "remove-node "+tt.id) || !strings.Contains(out, tt.wantErr) {
+			t.Errorf("admin remove-node %s: exit %d, %q; want 1 and an error containing %q", tt.id, code, out, tt.wantErr)
+		}
 	}
 
 	c.StopNode(2)
@@ -82,10 +113,81 @@ func TestAdminStatus(t *testing.T) {
 			}
 		}
 	}
+
+	// node3 is gone for good: once gossip no longer sees it alive,
+	// remove-node takes it out of the map at once (no --dead-after wait).
+	removeBy := time.Now().Add(30 * time.Second)
+	for {
+		out, code := adminRun(t, "--addr", addr, "remove-node", "node3")
+		if code == 0 {
+			if !strings.Contains(out, "node3 is removed") {
+				t.Fatalf("admin remove-node node3: %q", out)
+			}
+			break
+		}
+		if time.Now().After(removeBy) {
+			t.Fatalf("admin remove-node node3: still failing after 30s: exit %d, %s", code, out)
+		}
+		time.Sleep(100 * time.Millisecond) // poll interval: gossip must see node3 dead first
+	}
+	for {
+		after := adminJSON(t, addr)
+		ids := make([]string, len(after.Nodes))
+		for i, n := range after.Nodes {
+			ids[i] = n.ID
+		}
+		if !slices.Contains(ids, "node3") && after.Epoch > st.Epoch {
+			break
+		}
+		if time.Now().After(removeBy) {
+			t.Fatalf("after remove-node node3: status nodes %v at epoch %d (was %d); want node3 gone at a later epoch", ids, after.Epoch, st.Epoch)
+		}
+		time.Sleep(100 * time.Millisecond) // poll interval
+	}
+}
+
+func TestPrintStatus(t *testing.T) {
+	tests := []struct {
+		name string
+		st   cluster.ClusterStatus
+		want []string // lines the output must contain, in order
+	}{
+		{
+			name: "meta leader known",
+			st: cluster.ClusterStatus{Self: "a", Epoch: 7, MetaLeader: "b",
+				Nodes: []cluster.NodeStatus{{ID: "a", ClientAddr: "h:1", BusAddr: "h:2", Reachable: true, Gossip: "alive", Leaders: 1, Replicas: 1}},
+				Groups: []cluster.GroupStatus{{ID: 1, Slots: []string{"0-16383"}, Leader: "a",
+					Replicas: []cluster.ReplicaStatus{{Node: "a", State: "Leader"}}}},
+			},
+			want: []string{"self a  epoch 7  meta leader b", "NODE", "a     h:1     h:2  up", "GROUP", "1      0-16383  a       a leader 0"},
+		},
+		{
+			name: "no meta leader, no group leader",
+			st: cluster.ClusterStatus{Self: "a", Epoch: 0,
+				Groups: []cluster.GroupStatus{{ID: 2, Slots: []string{"0-10", "20-30"}}}},
+			want: []string{"self a  epoch 0  meta leader -", "2      0-10,20-30  -"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := printStatus(&b, tt.st); err != nil {
+				t.Fatal(err)
+			}
+			out, rest := b.String(), b.String()
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("output lacks %q (in order):\n%s", w, out)
+				}
+				rest = rest[i+len(w):]
+			}
+		})
+	}
 }
 
 func TestAdminUsage(t *testing.T) {
-	for _, args := range [][]string{{}, {"frobnicate"}} {
+	for _, args := range [][]string{{}, {"frobnicate"}, {"remove-node"}, {"remove-node", "a", "b"}, {"transfer-leader", "1"}} {
 		if out, code := adminRun(t, args...); code != 2 || !strings.Contains(out, "usage: slotraft admin") {
 			t.Errorf("admin %v: exit %d, output %q; want 2 and the usage", args, code, out)
 		}

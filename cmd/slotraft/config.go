@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/slotraft/slotraft/cluster"
 )
@@ -17,19 +18,36 @@ import (
 // cluster-bus port when the bus address is not given, as in Redis Cluster.
 const busPortOffset = 10000
 
+const serverUsage = `usage: slotraft server [flags]
+
+Runs one slotraft node. How it finds its cluster:
+  --peers id=addr,...   static: every node is given the same list and bootstraps with it
+  --bootstrap           a new cluster of this node alone, which other nodes --join
+  --bootstrap-expect N  with --join: once N nodes see each other, they create the cluster
+  --join host:port,...  wait to be added to the cluster of the running nodes at these bus
+                        addresses (give this node's own --advertise / --bus-advertise)
+  none of these         a single-node cluster, which other nodes may --join
+
+flags:
+`
+
 // serverFlags holds the raw values of `slotraft server`'s flags.
 type serverFlags struct {
-	id           string
-	bind         string
-	advertise    string
-	busBind      string
-	busAdvertise string
-	peers        string
-	dataDir      string
-	groups       int
-	replicas     int
-	logLevel     string
-	logFormat    string
+	id              string
+	bind            string
+	advertise       string
+	busBind         string
+	busAdvertise    string
+	peers           string
+	join            string
+	bootstrap       bool
+	bootstrapExpect int
+	deadAfter       time.Duration
+	dataDir         string
+	groups          int
+	replicas        int
+	logLevel        string
+	logFormat       string
 }
 
 // newServerFlagSet declares the server flags on a fresh FlagSet.
@@ -42,14 +60,18 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.advertise, "advertise", "", "client address other nodes and clients use (default: this node's --peers entry, else --bind)")
 	fs.StringVar(&f.busBind, "bus-bind", "", "cluster-bus listen address (default: --bind host, client port + 10000)")
 	fs.StringVar(&f.busAdvertise, "bus-advertise", "", "cluster-bus address other nodes dial (default: advertised host, client port + 10000)")
-	fs.StringVar(&f.peers, "peers", "", "every node of the cluster, self included, same order everywhere: id=host:port[@bushost:busport],...")
+	fs.StringVar(&f.peers, "peers", "", "static cluster: every node, self included, same order everywhere: id=host:port[@bushost:busport],...")
+	fs.StringVar(&f.join, "join", "", "bus addresses host:port[,host:port...] of running nodes (DNS names allowed): wait to be added to their cluster")
+	fs.BoolVar(&f.bootstrap, "bootstrap", false, "create a new cluster of this node alone, which others --join (even with --join set; never repeated once the data dir has state)")
+	fs.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "wait until gossip (through --join) sees N nodes; the one with the smallest id then creates the cluster of those N")
+	fs.DurationVar(&f.deadAfter, "dead-after", 30*time.Second, "how long a node may be unreachable before its replicas are replaced and it is removed from the cluster map")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory for Raft logs and snapshots (default: data/<id>)")
 	fs.IntVar(&f.groups, "groups", 3, "number of slot groups (Raft groups)")
-	fs.IntVar(&f.replicas, "replicas", 3, "replicas per slot group (capped at the number of peers)")
+	fs.IntVar(&f.replicas, "replicas", 3, "replicas per slot group (not capped at the number of nodes: groups get replicas as nodes join)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	fs.Usage = func() {
-		fmt.Fprintf(out, "usage: slotraft server [flags]\n\nRuns one slotraft node.\n\nflags:\n")
+		fmt.Fprint(out, serverUsage)
 		fs.PrintDefaults()
 	}
 	return fs, f
@@ -154,6 +176,16 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--peers: %w", err)
 	}
+	join, err := parseJoin(f.join)
+	if err != nil {
+		return cfg, fmt.Errorf("--join: %w", err)
+	}
+	if err := f.checkStartMode(len(peers) > 0, len(join) > 0); err != nil {
+		return cfg, err
+	}
+	if f.deadAfter <= 0 {
+		return cfg, fmt.Errorf("--dead-after %v: want a positive duration", f.deadAfter)
+	}
 	self, err := f.selfPeer(peers)
 	if err != nil {
 		return cfg, err
@@ -173,7 +205,6 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 	if dataDir == "" {
 		dataDir = filepath.Join("data", f.id)
 	}
-	replicas := min(f.replicas, len(peers))
 	return cluster.Config{
 		ID:              f.id,
 		ClientBind:      f.bind,
@@ -182,9 +213,53 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 		BusAdvertise:    self.BusAddr,
 		DataDir:         dataDir,
 		Peers:           peers,
+		Join:            join,
+		BootstrapExpect: f.bootstrapExpect,
+		Bootstrap:       f.bootstrap,
 		Groups:          f.groups,
-		Replicas:        replicas,
+		Replicas:        f.replicas,
+		DeadAfter:       f.deadAfter,
 	}, nil
+}
+
+// checkStartMode refuses combinations of the start-mode flags that
+// contradict each other: a static --peers cluster bootstraps with its list
+// and needs neither --join nor --bootstrap[-expect].
+func (f *serverFlags) checkStartMode(hasPeers, hasJoin bool) error {
+	switch {
+	case f.bootstrapExpect < 0:
+		return fmt.Errorf("--bootstrap-expect %d: want a positive number of nodes", f.bootstrapExpect)
+	case f.bootstrap && hasPeers:
+		return errors.New("--bootstrap creates a cluster of this node alone: it excludes --peers (a static cluster bootstraps with its peer list)")
+	case f.bootstrapExpect > 0 && hasPeers:
+		return errors.New("--bootstrap-expect excludes --peers (a static cluster bootstraps with its peer list)")
+	case f.bootstrapExpect > 0 && f.bootstrap:
+		return errors.New("--bootstrap-expect excludes --bootstrap: give one start mode")
+	case hasJoin && hasPeers:
+		return errors.New("--join excludes --peers: a static cluster needs no join (use one or the other)")
+	}
+	return nil
+}
+
+// parseJoin parses the --join seeds "host:port[,host:port...]": bus
+// addresses of running nodes. Hosts may be DNS names, resolved at each try.
+func parseJoin(s string) ([]string, error) {
+	var seeds []string
+	seen := map[string]bool{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if err := checkHostPort(item); err != nil {
+			return nil, fmt.Errorf("seed %w", err)
+		}
+		if !seen[item] {
+			seen[item] = true
+			seeds = append(seeds, item)
+		}
+	}
+	return seeds, nil
 }
 
 // selfPeer works out this node's advertised addresses from the flags and its

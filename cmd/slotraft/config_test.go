@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slotraft/slotraft/cluster"
 )
@@ -70,7 +71,7 @@ func TestClusterConfig(t *testing.T) {
 					ID: "n1", ClientBind: "127.0.0.1:7001", ClientAdvertise: "127.0.0.1:7001",
 					BusBind: "127.0.0.1:17001", BusAdvertise: "127.0.0.1:17001", DataDir: "data/n1",
 					Peers:  []cluster.Peer{{ID: "n1", ClientAddr: "127.0.0.1:7001", BusAddr: "127.0.0.1:17001"}},
-					Groups: 3, Replicas: 1,
+					Groups: 3, Replicas: 3, DeadAfter: 30 * time.Second,
 				}
 				if !reflect.DeepEqual(c, want) {
 					t.Fatalf("got %+v\nwant %+v", c, want)
@@ -93,7 +94,7 @@ func TestClusterConfig(t *testing.T) {
 			name: "wildcard bind with hostname peers",
 			args: []string{"--id", "b", "--bind", "0.0.0.0:7001", "--peers", "a=a:7001,b=b:7001", "--replicas", "5"},
 			check: func(t *testing.T, c cluster.Config) {
-				if c.ClientAdvertise != "b:7001" || c.BusAdvertise != "b:17001" || c.BusBind != "0.0.0.0:17001" || c.Replicas != 2 {
+				if c.ClientAdvertise != "b:7001" || c.BusAdvertise != "b:17001" || c.BusBind != "0.0.0.0:17001" || c.Replicas != 5 {
 					t.Fatalf("config: %+v", c)
 				}
 			},
@@ -107,6 +108,56 @@ func TestClusterConfig(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "join seeds with own addresses",
+			args: []string{"--id", "n4", "--bind", "0.0.0.0:7004", "--advertise", "n4.svc:7004",
+				"--join", " n1.svc:17001, 10.0.0.2:17002,n1.svc:17001,", "--dead-after", "3s"},
+			check: func(t *testing.T, c cluster.Config) {
+				wantJoin := []string{"n1.svc:17001", "10.0.0.2:17002"}
+				if !reflect.DeepEqual(c.Join, wantJoin) || c.Bootstrap || c.BootstrapExpect != 0 || c.DeadAfter != 3*time.Second {
+					t.Fatalf("config: %+v", c)
+				}
+				if c.ClientAdvertise != "n4.svc:7004" || c.BusAdvertise != "n4.svc:17004" || c.BusBind != "0.0.0.0:17004" {
+					t.Fatalf("addresses: %+v", c)
+				}
+			},
+		},
+		{
+			name: "bootstrap",
+			args: []string{"--id", "n1", "--bootstrap", "--replicas", "3"},
+			check: func(t *testing.T, c cluster.Config) {
+				if !c.Bootstrap || c.Join != nil || c.Replicas != 3 || len(c.Peers) != 1 {
+					t.Fatalf("config: %+v", c)
+				}
+			},
+		},
+		{
+			name: "bootstrap with join",
+			args: []string{"--id", "n1", "--bootstrap", "--join", "n2:17001"},
+			check: func(t *testing.T, c cluster.Config) {
+				if !c.Bootstrap || !reflect.DeepEqual(c.Join, []string{"n2:17001"}) {
+					t.Fatalf("config: %+v", c)
+				}
+			},
+		},
+		{
+			name: "bootstrap-expect with join",
+			args: []string{"--id", "n2", "--bootstrap-expect", "3", "--join", "n1:17001,n3:17001"},
+			check: func(t *testing.T, c cluster.Config) {
+				if c.BootstrapExpect != 3 || c.Bootstrap || len(c.Join) != 2 {
+					t.Fatalf("config: %+v", c)
+				}
+			},
+		},
+		{name: "bootstrap with peers", args: []string{"--id", "node1", "--peers", threePeers, "--bootstrap"}, wantErr: "--bootstrap creates a cluster of this node alone: it excludes --peers"},
+		{name: "bootstrap-expect with peers", args: []string{"--id", "node1", "--peers", threePeers, "--bootstrap-expect", "3"}, wantErr: "--bootstrap-expect excludes --peers"},
+		{name: "bootstrap-expect with bootstrap", args: []string{"--id", "a", "--bootstrap", "--bootstrap-expect", "3"}, wantErr: "--bootstrap-expect excludes --bootstrap"},
+		{name: "negative bootstrap-expect", args: []string{"--id", "a", "--bootstrap-expect", "-1"}, wantErr: "--bootstrap-expect -1"},
+		{name: "join with peers", args: []string{"--id", "node1", "--peers", threePeers, "--join", "127.0.0.1:17002"}, wantErr: "--join excludes --peers"},
+		{name: "join without port", args: []string{"--id", "a", "--join", "n1"}, wantErr: "--join: seed"},
+		{name: "join empty host", args: []string{"--id", "a", "--join", ":17001"}, wantErr: "missing host"},
+		{name: "zero dead-after", args: []string{"--id", "a", "--dead-after", "0s"}, wantErr: "--dead-after 0s"},
+		{name: "negative dead-after", args: []string{"--id", "a", "--dead-after", "-5s"}, wantErr: "--dead-after"},
 		{name: "missing id", args: nil, wantErr: "--id is required"},
 		{name: "bad id", args: []string{"--id", "a=b"}, wantErr: "must not contain"},
 		{name: "self not in peers", args: []string{"--id", "node9", "--peers", threePeers}, wantErr: "does not list"},

@@ -97,7 +97,8 @@ func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluste
 	logger.Info("slotraft node started",
 		"id", cfg.ID, "version", version, "client", ln.Addr().String(), "advertise", cfg.ClientAdvertise,
 		"bus", node.BusAddr(), "bus_advertise", cfg.BusAdvertise, "data_dir", cfg.DataDir,
-		"peers", len(cfg.Peers), "groups", cfg.Groups, "replicas", cfg.Replicas)
+		"peers", len(cfg.Peers), "join", cfg.Join, "bootstrap", cfg.Bootstrap, "bootstrap_expect", cfg.BootstrapExpect,
+		"groups", cfg.Groups, "replicas", cfg.Replicas, "dead_after", cfg.DeadAfter)
 
 	var serveErr error
 	select {
