@@ -142,7 +142,7 @@ func quorumNeeds(m *meta.Map, node string, alive map[string]bool) (uint32, bool)
 func (c *controller) settled(m *meta.Map) map[uint32]bool {
 	ctx, cancel := context.WithTimeout(c.n.ctx, statusTimeout)
 	defer cancel()
-	all, errs := c.n.views(ctx)
+	_, all, errs := c.n.views(ctx)
 	views := map[string]NodeView{}
 	for i, v := range all {
 		if errs[i] == nil {

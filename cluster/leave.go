@@ -53,9 +53,9 @@ func (n *Node) Leave(ctx context.Context) error {
 // neededBy lists the hosted groups whose other replicas do not make a
 // healthy quorum without this node.
 func (n *Node) neededBy(ctx context.Context) []uint32 {
-	all, errs := n.views(ctx)
+	peers, all, errs := n.views(ctx)
 	views := map[string]NodeView{}
-	for i, p := range n.Peers() {
+	for i, p := range peers {
 		if p.ID != n.self.ID && errs[i] == nil {
 			views[p.ID] = all[i]
 		}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -151,10 +152,14 @@ func bootPeers(mg meta.Group, byID map[string]Peer, self string) []Peer {
 }
 
 // retire stops hosting g (the map no longer lists this node for it) and
-// moves its data aside; false while this node still leads g (memberLoop
-// hands the leadership to a listed replica first).
+// moves its data aside. It returns false, keeping the replica running,
+// while this node may still count for the group's quorum: while it leads
+// (memberLoop hands the leadership to a listed replica first), while the
+// group has no leader it knows, and while that leader still lists this node
+// in the group's Raft membership. Stopping earlier could leave a group whose
+// configuration still counts this replica without a quorum.
 func (n *Node) retire(g *Group, epoch uint64) bool {
-	if g.IsLeader() {
+	if g.IsLeader() || n.stillMember(g) {
 		return false
 	}
 	g.cancel()
@@ -167,6 +172,30 @@ func (n *Node) retire(g *Group, epoch uint64) bool {
 	kept, merr := moveAside(dir, epoch)
 	g.log.Warn("this node no longer replicates the group: stopped it; its data is kept (delete it when no longer wanted)",
 		"epoch", epoch, "kept_at", kept, "shutdown_err", err, "move_err", merr)
+	return true
+}
+
+// stillMember: g's leader does not confirm that it removed this node from
+// the group's membership. The leader is asked of the replicas the map
+// lists (a removed replica no longer hears from it).
+func (n *Node) stillMember(g *Group) bool {
+	ctx, cancel := context.WithTimeout(n.ctx, queryTimeout)
+	defer cancel()
+	for _, p := range g.layout().replicas {
+		st, err := n.mux.Query(ctx, p.BusAddr, g.id)
+		if err != nil || st.LeaderID == "" || st.LeaderID == n.self.ID {
+			continue
+		}
+		v, err := n.peerView(ctx, st.LeaderID)
+		if err != nil {
+			continue
+		}
+		for _, r := range v.Replicas {
+			if r.Group == g.id && r.State == raft.Leader.String() {
+				return slices.Contains(r.Voters, n.self.ID) || slices.Contains(r.Nonvoters, n.self.ID)
+			}
+		}
+	}
 	return true
 }
 

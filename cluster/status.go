@@ -129,8 +129,8 @@ func (n *Node) serveStatus(context.Context, string, []byte) ([]byte, error) {
 // Status asks every node for its view (in parallel, statusTimeout each)
 // and assembles the cluster's status.
 func (n *Node) Status(ctx context.Context) ClusterStatus {
-	views, errs := n.views(ctx)
-	cs := assembleStatus(n.self.ID, n.Peers(), n.Groups(), views, errs)
+	peers, views, errs := n.views(ctx)
+	cs := assembleStatus(n.self.ID, peers, n.Groups(), views, errs)
 	cs.Epoch, cs.MetaLeader = n.Map().Epoch, n.MetaLeader()
 	states := n.GossipStates()
 	for i := range cs.Nodes {
@@ -140,11 +140,12 @@ func (n *Node) Status(ctx context.Context) ClusterStatus {
 }
 
 // views asks every peer for its view, in parallel (statusTimeout each);
-// views[i] and errs[i] belong to Peers()[i], this node's own view included.
-func (n *Node) views(ctx context.Context) ([]NodeView, []error) {
-	peers := n.Peers()
-	views := make([]NodeView, len(peers))
-	errs := make([]error, len(peers))
+// views[i] and errs[i] belong to peers[i] (the map's active nodes at the
+// call), this node's own view included.
+func (n *Node) views(ctx context.Context) (peers []Peer, views []NodeView, errs []error) {
+	peers = n.Peers()
+	views = make([]NodeView, len(peers))
+	errs = make([]error, len(peers))
 	var wg sync.WaitGroup
 	for i, p := range peers {
 		if p.ID == n.self.ID {
@@ -154,7 +155,7 @@ func (n *Node) views(ctx context.Context) ([]NodeView, []error) {
 		wg.Go(func() { views[i], errs[i] = n.peerView(ctx, p.ID) })
 	}
 	wg.Wait()
-	return views, errs
+	return peers, views, errs
 }
 
 func (n *Node) peerView(ctx context.Context, id string) (NodeView, error) {
