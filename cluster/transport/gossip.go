@@ -92,16 +92,30 @@ func (t *GossipTransport) FinalAdvertiseAddr(string, int) (net.IP, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("gossip advertise %q: %w", t.mux.cfg.Advertise, err)
 	}
-	ip := net.ParseIP(host)
-	if ip == nil {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip, port, nil
+	}
+	// A pod's own DNS name (StatefulSet behind a headless Service) may
+	// appear a few seconds after the container starts.
+	deadline := time.Now().Add(advertiseResolveWait)
+	for {
 		ips, err := net.LookupIP(host)
-		if err != nil || len(ips) == 0 {
+		if err == nil && len(ips) > 0 {
+			return ips[0], port, nil
+		}
+		if time.Now().After(deadline) {
 			return nil, 0, fmt.Errorf("gossip advertise %q: cannot resolve: %w", host, err)
 		}
-		ip = ips[0]
+		time.Sleep(advertiseResolveRetry)
 	}
-	return ip, port, nil
 }
+
+// How long, and how often, a node retries resolving its own advertised
+// host name at start.
+const (
+	advertiseResolveWait  = 30 * time.Second
+	advertiseResolveRetry = 500 * time.Millisecond
+)
 
 // WriteTo queues packet b for addr; packets are best effort, as over UDP.
 func (t *GossipTransport) WriteTo(b []byte, addr string) (time.Time, error) {
