@@ -16,6 +16,7 @@ import (
 	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/cluster/meta"
 	"github.com/slotraft/slotraft/cluster/testcluster"
+	"github.com/slotraft/slotraft/cluster/transport"
 )
 
 // waitStatus polls node i's cluster status until check returns nil.
@@ -154,4 +155,47 @@ func TestJoinAndReplace(t *testing.T) {
 	if err := readBack(ctx, rdb, keys); err != nil {
 		t.Fatalf("after %s rejoined: %v", victimID, err)
 	}
+}
+
+// TestPartitionLongerThanDeadAfter: a node cut off from the others (its
+// process keeps running) for longer than --dead-after is removed and its
+// replicas are rebuilt on the 4 others; when the partition heals it learns
+// it was removed, stops its old replicas (kept aside) and rejoins as a new
+// member that gets replicas again. No acknowledged write is lost.
+func TestPartitionLongerThanDeadAfter(t *testing.T) {
+	faults := transport.NewFaults()
+	c := testcluster.New(t, 3, testcluster.Options{Groups: 3, Replicas: 3, DeadAfter: 3 * time.Second, Faults: faults})
+	c.WaitReady(30 * time.Second)
+	c.AddNode()
+	c.AddNode()
+	waitStatus(t, c, 0, 60*time.Second, "5 nodes, groups at 3 replicas spread", healthy(5, 3))
+	ctx := context.Background()
+	rdb := clusterClient(c, 2)
+	defer rdb.Close()
+	wctx, stopWriter := context.WithCancel(ctx)
+	acked := make(chan map[string]string, 1)
+	go func() { acked <- writeUntil(wctx, rdb) }()
+
+	const cut = 2 // node3
+	cutID := c.Peers()[cut].ID
+	faults.Isolate(cutID)
+	waitStatus(t, c, 0, 60*time.Second, "groups rebuilt without "+cutID, healthy(4, 3, cutID))
+	faults.HealAll()
+	waitStatus(t, c, 0, 60*time.Second, cutID+" back as a new member", func(st cluster.ClusterStatus) error {
+		if nd, _ := c.Node(0).Map().Node(cutID); nd.State != meta.Active || nd.Incarnation != 2 {
+			return fmt.Errorf("map entry %+v", nd)
+		}
+		return healthy(5, 3)(st)
+	})
+	stopWriter()
+	written := <-acked
+	if len(written) == 0 {
+		t.Fatal("the writer got no write acknowledged")
+	}
+	for k, v := range written {
+		if got, err := rdb.Get(ctx, k).Result(); err != nil || got != v {
+			t.Fatalf("acknowledged %s=%s, read %q, %v", k, v, got, err)
+		}
+	}
+	t.Logf("%d writes acknowledged across the partition", len(written))
 }
