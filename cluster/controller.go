@@ -85,7 +85,6 @@ func (c *controller) observe(m *meta.Map) placement.Input {
 		Alive: map[string]bool{}, DownFor: map[string]time.Duration{},
 	}
 	now := time.Now()
-	states := n.GossipStates()
 	for _, p := range n.gossip.alivePeers() {
 		in.Alive[p.ID] = true
 		if !m.IsActive(p.ID) {
@@ -94,11 +93,10 @@ func (c *controller) observe(m *meta.Map) placement.Input {
 	}
 	in.Alive[n.self.ID] = true
 	for _, nd := range m.ActiveNodes() {
-		if in.Alive[nd.ID] && states[nd.ID] == GossipAlive || nd.ID == n.self.ID {
+		if in.Alive[nd.ID] {
 			delete(c.down, nd.ID)
 			continue
 		}
-		delete(in.Alive, nd.ID)
 		if c.down[nd.ID].IsZero() {
 			c.down[nd.ID] = now
 		}
@@ -157,18 +155,7 @@ func (c *controller) settled(m *meta.Map) map[uint32]bool {
 }
 
 func groupSettled(g meta.Group, views map[string]NodeView) bool {
-	reps := map[string]ReplicaView{}
-	var leader ReplicaView
-	for _, id := range g.Replicas {
-		for _, r := range views[id].Replicas {
-			if r.Group == g.ID {
-				reps[id] = r
-				if r.State == raft.Leader.String() && r.Term >= leader.Term {
-					leader = r
-				}
-			}
-		}
-	}
+	reps, leader := replicaViews(g.ID, g.Replicas, views)
 	if leader.State == "" || len(leader.Nonvoters) > 0 || len(leader.Voters) != len(g.Replicas) {
 		return false
 	}

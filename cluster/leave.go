@@ -72,22 +72,13 @@ func (n *Node) neededBy(ctx context.Context) []uint32 {
 // quorumWithout says whether g's replicas other than self are a majority of
 // g that follows one leader (not self) and has caught up with it.
 func quorumWithout(g *Group, self string, views map[string]NodeView) bool {
-	reps := map[string]ReplicaView{}
-	var leader ReplicaView
-	for _, p := range g.layout().replicas {
-		v, ok := views[p.ID]
-		if !ok || p.ID == self {
-			continue
-		}
-		for _, r := range v.Replicas {
-			if r.Group == g.id {
-				reps[p.ID] = r
-				if r.State == raft.Leader.String() && r.Term >= leader.Term {
-					leader = r
-				}
-			}
+	var others []string
+	for _, id := range g.Replicas() {
+		if id != self {
+			others = append(others, id)
 		}
 	}
+	reps, leader := replicaViews(g.id, others, views)
 	if leader.State == "" {
 		return false
 	}
@@ -98,4 +89,23 @@ func quorumWithout(g *Group, self string, views map[string]NodeView) bool {
 		}
 	}
 	return healthy >= len(g.layout().replicas)/2+1
+}
+
+// replicaViews picks group gid's replica views out of the nodes' views of
+// the given replicas, and the one among them that leads in the highest
+// term (State "" when none does).
+func replicaViews(gid uint32, replicas []string, views map[string]NodeView) (map[string]ReplicaView, ReplicaView) {
+	reps := map[string]ReplicaView{}
+	var leader ReplicaView
+	for _, id := range replicas {
+		for _, r := range views[id].Replicas {
+			if r.Group == gid {
+				reps[id] = r
+				if r.State == raft.Leader.String() && r.Term >= leader.Term {
+					leader = r
+				}
+			}
+		}
+	}
+	return reps, leader
 }

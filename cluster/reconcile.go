@@ -179,21 +179,19 @@ func (n *Node) retire(g *Group, epoch uint64) bool {
 // the group's membership. The leader is asked of the replicas the map
 // lists (a removed replica no longer hears from it).
 func (n *Node) stillMember(g *Group) bool {
+	leader, ok := g.refreshLeader()
+	if !ok || leader.ID == n.self.ID {
+		return true
+	}
 	ctx, cancel := context.WithTimeout(n.ctx, queryTimeout)
 	defer cancel()
-	for _, p := range g.layout().replicas {
-		st, err := n.mux.Query(ctx, p.BusAddr, g.id)
-		if err != nil || st.LeaderID == "" || st.LeaderID == n.self.ID {
-			continue
-		}
-		v, err := n.peerView(ctx, st.LeaderID)
-		if err != nil {
-			continue
-		}
-		for _, r := range v.Replicas {
-			if r.Group == g.id && r.State == raft.Leader.String() {
-				return slices.Contains(r.Voters, n.self.ID) || slices.Contains(r.Nonvoters, n.self.ID)
-			}
+	v, err := n.peerView(ctx, leader.ID)
+	if err != nil {
+		return true
+	}
+	for _, r := range v.Replicas {
+		if r.Group == g.id && r.State == raft.Leader.String() {
+			return slices.Contains(r.Voters, n.self.ID) || slices.Contains(r.Nonvoters, n.self.ID)
 		}
 	}
 	return true

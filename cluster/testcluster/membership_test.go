@@ -85,6 +85,20 @@ func writeUntil(ctx context.Context, rdb *redis.ClusterClient) map[string]string
 	return acked
 }
 
+// checkAcked reads back every write the writer saw acknowledged.
+func checkAcked(t *testing.T, rdb *redis.ClusterClient, written map[string]string, during string) {
+	t.Helper()
+	if len(written) == 0 {
+		t.Fatal("the writer got no write acknowledged")
+	}
+	for k, v := range written {
+		if got, err := rdb.Get(context.Background(), k).Result(); err != nil || got != v {
+			t.Fatalf("acknowledged %s=%s, read %q, %v", k, v, got, err)
+		}
+	}
+	t.Logf("%d writes acknowledged %s", len(written), during)
+}
+
 // TestJoinAndReplace is issue #3's scenario: start 3 nodes, join 2 more by
 // gossip, stop one for good; every group ends back at 3 replicas on live
 // nodes with leaders spread and no key lost; the stopped node, restarted
@@ -124,16 +138,7 @@ func TestJoinAndReplace(t *testing.T) {
 		t.Fatalf("after replacing %s: %v", victimID, err)
 	}
 	stopWriter()
-	written := <-acked
-	if len(written) == 0 {
-		t.Fatal("the writer got no write acknowledged")
-	}
-	t.Logf("%d writes acknowledged during the joins and the replacement", len(written))
-	for k, v := range written {
-		if got, err := rdb.Get(ctx, k).Result(); err != nil || got != v {
-			t.Fatalf("acknowledged %s=%s, read %q, %v", k, v, got, err)
-		}
-	}
+	checkAcked(t, rdb, <-acked, "during the joins and the replacement")
 	nodes, err := redis.NewClient(&redis.Options{Addr: c.Addrs()[0]}).ClusterNodes(ctx).Result()
 	if err != nil || strings.Contains(nodes, cluster.NodeID(victimID)) {
 		t.Fatalf("CLUSTER NODES still lists %s (%v):\n%s", victimID, err, nodes)
@@ -188,14 +193,5 @@ func TestPartitionLongerThanDeadAfter(t *testing.T) {
 		return healthy(5, 3)(st)
 	})
 	stopWriter()
-	written := <-acked
-	if len(written) == 0 {
-		t.Fatal("the writer got no write acknowledged")
-	}
-	for k, v := range written {
-		if got, err := rdb.Get(ctx, k).Result(); err != nil || got != v {
-			t.Fatalf("acknowledged %s=%s, read %q, %v", k, v, got, err)
-		}
-	}
-	t.Logf("%d writes acknowledged across the partition", len(written))
+	checkAcked(t, rdb, <-acked, "across the partition")
 }
