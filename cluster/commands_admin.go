@@ -26,8 +26,17 @@ func adminCommands() []*command {
 			"Makes a replica the preferred leader of a slot group (recorded in the group's log) and waits until it leads.",
 			"O(1)"), run: cmdSlotraftTransferLeader},
 		{meta: subMeta("slotraft", "remove-node", 3, flags, acl, "slotraft",
-			"Removes a node that is gone for good from the cluster map; its replicas are replaced on other nodes.",
+			"Removes a node from the cluster: a live one after draining its replicas and leaderships, one gone for good at once; its replicas are replaced on other nodes.",
 			"O(N) where N is the number of groups"), run: cmdSlotraftRemoveNode},
+		{meta: subMeta("slotraft", "move-slots", -4, flags, acl, "slotraft",
+			"Records migrations of slots to a slot group; the slots move online. Returns how many were recorded.",
+			"O(N) where N is the number of slots"), run: cmdSlotraftMoveSlots},
+		{meta: subMeta("slotraft", "rebalance", 2, flags, acl, "slotraft",
+			"Asks the placement controller to spread the slots evenly over the slot groups.",
+			"O(1)"), run: cmdSlotraftRebalance},
+		{meta: subMeta("slotraft", "migrations", 2, flags, acl, "slotraft",
+			"Returns the progress of slot migrations as JSON.",
+			"O(N) where N is the number of nodes and migrations"), run: cmdSlotraftMigrations},
 		{meta: subMeta("slotraft", "help", 2, resp.FlagLoading|resp.FlagStale, []string{"slow"}, "slotraft",
 			"Returns helpful text about the different subcommands.", "O(1)"), run: cmdSlotraftHelp},
 	}
@@ -67,8 +76,12 @@ func cmdSlotraftTransferLeader(s *Server, _ *client, args [][]byte) resp.Value {
 func cmdSlotraftRemoveNode(s *Server, _ *client, args [][]byte) resp.Value {
 	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
 	defer cancel()
-	if err := s.n.RemoveNode(ctx, string(args[2])); err != nil {
+	draining, err := s.n.RemoveNode(ctx, string(args[2]))
+	switch {
+	case err != nil:
 		return resp.Err(resp.NewError("ERR " + err.Error()))
+	case draining:
+		return resp.Status("DRAINING")
 	}
 	return resp.OK()
 }
@@ -80,7 +93,13 @@ func cmdSlotraftHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 		"TRANSFER-LEADER <group> <node-id>",
 		"    Make <node-id> the preferred leader of slot group <group> (kept in the group's log) and wait until it leads.",
 		"REMOVE-NODE <node-id>",
-		"    Remove a node that is gone for good (not alive in gossip) from the cluster map; its replicas are replaced.",
+		"    Remove a node from the cluster: one that is gone for good at once; a live one after draining its replicas and leaderships to other nodes.",
+		"MOVE-SLOTS <group> <slot|start-end> [<slot|start-end> ...]",
+		"    Move slots to a slot group, online; returns how many migrations were recorded.",
+		"REBALANCE",
+		"    Spread the slots evenly over the slot groups, online.",
+		"MIGRATIONS",
+		"    Return the progress of slot migrations as JSON.",
 		"LEAVE",
 		"    Hand off this node's leaderships, wait until no group needs it for its quorum, then stop its process.",
 	})

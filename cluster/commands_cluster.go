@@ -41,6 +41,7 @@ func clusterCommands() []*command {
 		sub("myid", 2, ls, "3.0.0", "Returns the ID of a node.", "O(1)", cmdClusterMyID),
 		sub("myshardid", 2, ls, "7.2.0", "Returns the shard ID of a node.", "O(1)", cmdClusterMyShardID),
 		sub("nodes", 2, ls, "3.0.0", "Returns the cluster configuration for a node.", "O(N) where N is the total number of Cluster nodes", cmdClusterNodes),
+		sub("setslot", -4, resp.FlagAdmin|resp.FlagStale, "3.0.0", "Binds a hash slot to a node.", "O(1)", cmdClusterSetSlot), // setslot.go
 		sub("shards", 2, ls, "7.0.0", "Returns the mapping of cluster slots to shards.", "O(N) where N is the total number of cluster nodes", cmdClusterShards),
 		sub("slots", 2, ls, "3.0.0", "Returns the mapping of cluster slots to nodes.", "O(N) where N is the total number of Cluster nodes", cmdClusterSlots),
 	}
@@ -57,6 +58,7 @@ func clusterCommands() []*command {
 		{meta: &resp.Command{Name: "asking", Arity: 1, Flags: resp.FlagFast, ACL: []string{"fast", "connection"}, Group: "cluster",
 			Since: "3.0.0", Summary: "Signals that a cluster client is following an -ASK redirect.", Complexity: "O(1)"},
 			node: func(_ *Server, c *client, _ [][]byte) resp.Value { c.asking = true; return resp.OK() }},
+		migrateCommand(), // migrate_cmd.go
 	}
 }
 
@@ -264,6 +266,9 @@ func cmdClusterNodes(s *Server, _ *client, _ [][]byte) resp.Value {
 		for _, r := range ranges {
 			b.WriteString(" " + r.String())
 		}
+		if p.ID == t.self.ID {
+			b.WriteString(migrationMarks(p.ID, t.leaders(), s.n.Map().Migrations)) // setslot.go
+		}
 		b.WriteString("\n")
 	}
 	return resp.Verbatim("txt", []byte(b.String()))
@@ -422,6 +427,8 @@ func cmdClusterHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 		"NODES",
 		"    Return cluster configuration seen by node. Output format:",
 		"    <id> <ip:port@bus-port[,hostname]> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+		"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+		"    Set slot state.",
 		"SHARDS",
 		"    Return information about slot range mappings and the nodes associated with them.",
 		"SLOTS",

@@ -45,6 +45,10 @@ type Config struct {
 	Bootstrap bool
 	Groups    int // slot groups created at bootstrap, default 3
 	Replicas  int // replicas per group, default 3
+	// GroupsPerNode makes the placement controller create slot groups as
+	// nodes join, up to this many per active node, and spread the slots
+	// over them; 0 keeps the number of groups the cluster started with.
+	GroupsPerNode int
 	// DeadAfter is how long a node may be unreachable before the placement
 	// controller replaces its replicas; default 30 s.
 	DeadAfter time.Duration

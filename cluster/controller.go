@@ -22,6 +22,10 @@ import (
 // controlInterval is how often the meta leader's controller runs.
 const controlInterval = 500 * time.Millisecond
 
+// maxMigrations bounds the slot migrations the controller keeps recorded
+// at once: enough to keep every source group's mover busy (mover.go).
+const maxMigrations = 1024
+
 // settleMaxLag is how far behind its leader a replica may be for its group
 // to count as settled (ready for the next replica change).
 const settleMaxLag = 1024
@@ -66,14 +70,33 @@ func (c *controller) step() error {
 		return nil
 	}
 	in := c.observe(m)
+	var starts []meta.Command
 	for _, cmd := range placement.Plan(in) {
+		if _, ok := cmd.(meta.StartMigration); ok {
+			starts = append(starts, cmd)
+			continue
+		}
 		err := n.meta.propose(cmd)
 		n.log.Info("placement", "change", fmt.Sprintf("%T%+v", cmd, cmd), "err", err)
 		if err != nil {
 			return err
 		}
 	}
+	if err := c.startMigrations(starts); err != nil {
+		return err
+	}
 	return c.reconcileMetaMembers(n.meta.fsm.Map())
+}
+
+// startMigrations proposes the planned slot migrations, proposeParallel at
+// a time (they touch different slots; Raft batches them), with one log line.
+func (c *controller) startMigrations(cmds []meta.Command) error {
+	if len(cmds) == 0 {
+		return nil
+	}
+	err := inParallel(len(cmds), func(i int) error { return c.n.meta.propose(cmds[i]) })
+	c.n.log.Info("placement: slot migrations recorded", "count", len(cmds), "err", err)
+	return err
 }
 
 // observe gathers the planner's input: gossip liveness, how long nodes
@@ -83,6 +106,7 @@ func (c *controller) observe(m *meta.Map) placement.Input {
 	in := placement.Input{
 		Map: m, Replicas: n.cfg.Replicas, DeadAfter: n.cfg.DeadAfter,
 		Alive: map[string]bool{}, DownFor: map[string]time.Duration{},
+		Groups: targetGroups(m, n.cfg.GroupsPerNode), MaxMigrations: maxMigrations,
 	}
 	now := time.Now()
 	for _, p := range n.gossip.alivePeers() {
@@ -112,6 +136,21 @@ func (c *controller) observe(m *meta.Map) placement.Input {
 	}
 	in.Settled = c.settled(m)
 	return in
+}
+
+// targetGroups is how many slot groups the cluster should have: perNode
+// for every active node that is not draining, never fewer than it has.
+func targetGroups(m *meta.Map, perNode int) int {
+	if perNode <= 0 {
+		return 0
+	}
+	nodes := 0
+	for _, nd := range m.ActiveNodes() {
+		if !m.IsDraining(nd.ID) {
+			nodes++
+		}
+	}
+	return max(perNode*nodes, len(m.Groups))
 }
 
 // quorumNeeds finds a group that lists node and whose live replicas are

@@ -45,6 +45,9 @@ type Group struct {
 	lastNow      int64          // proposer goroutine only
 	barrier      uint64         // term of the last successful barrier; read loop only
 	blocks       *blockRegistry // blocked clients' waiters (blocking.go)
+	// moveSeq numbers this leader's imports into other groups (mover.go):
+	// with the term, the fence that refuses a delayed, older copy.
+	moveSeq atomic.Uint64
 
 	// Not-hosted groups: leader learned from a replica.
 	lmu        sync.Mutex
@@ -144,7 +147,7 @@ func (g *Group) open(boot []Peer) error {
 
 // start runs the hosted group's goroutines.
 func (g *Group) start() {
-	for _, fn := range []func(){g.proposeLoop, g.respondLoop, g.readLoop, g.expiryLoop, g.spreadLoop, g.blockLoop, g.memberLoop} {
+	for _, fn := range []func(){g.proposeLoop, g.respondLoop, g.readLoop, g.expiryLoop, g.spreadLoop, g.blockLoop, g.memberLoop, g.moveLoop} {
 		g.wg.Add(1)
 		if !g.node.goBackground(func() { defer g.wg.Done(); fn() }) {
 			g.wg.Done()

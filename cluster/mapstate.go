@@ -15,11 +15,14 @@ type mapState struct {
 	slot   []*Group        // owner of each slot; nil while unassigned
 	// pending: reconciliation left something to retry.
 	pending bool
+	// replaced is closed when a newer state replaces this one.
+	replaced chan struct{}
 }
 
 // emptyState is the map before the meta group delivered one: this node only.
 func emptyState(self Peer) *mapState {
-	return &mapState{m: &meta.Map{}, peers: []Peer{self}, byID: map[string]Peer{self.ID: self}, slot: make([]*Group, slots.Count)}
+	return &mapState{m: &meta.Map{}, peers: []Peer{self}, byID: map[string]Peer{self.ID: self},
+		slot: make([]*Group, slots.Count), replaced: make(chan struct{})}
 }
 
 // peersOf turns the map's nodes into peers; self is kept listed even
@@ -31,7 +34,7 @@ func peersOf(m *meta.Map, self Peer) ([]Peer, map[string]Peer) {
 	for _, nd := range m.Nodes {
 		p := Peer{ID: nd.ID, ClientAddr: nd.Client, BusAddr: nd.Bus}
 		byID[p.ID] = p
-		if nd.State == meta.Active {
+		if nd.State != meta.Removed { // active or draining
 			peers = append(peers, p)
 			selfListed = selfListed || p.ID == self.ID
 		}

@@ -113,16 +113,49 @@ func (mg *metaGroup) propose(cmd meta.Command) error {
 }
 
 // ProposeMeta applies cmd to the cluster map through the meta group's
-// leader, wherever it runs.
+// leader, wherever it runs. While the meta group has no leader, or the node
+// asked says it no longer leads (nothing was proposed), it asks again until
+// ctx ends.
 func (n *Node) ProposeMeta(ctx context.Context, cmd meta.Command) error {
+	for {
+		err := n.proposeMetaOnce(ctx, cmd)
+		if !errors.Is(err, errMetaRetry) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%w)", ctx.Err(), err)
+		case <-time.After(metaRetry):
+		}
+	}
+}
+
+// metaRetry is the pause before asking the meta group's leader again.
+const metaRetry = 50 * time.Millisecond
+
+// errMetaRetry wraps the errors after which nothing was proposed.
+var errMetaRetry = errors.New("meta leader changing")
+
+// metaNotLeader is svcMeta's answer from a node that does not lead (a
+// one-byte payload; success is an empty one).
+const metaNotLeader = 1
+
+func (n *Node) proposeMetaOnce(ctx context.Context, cmd meta.Command) error {
 	if n.meta.isLeader() {
-		return n.meta.propose(cmd)
+		err := n.meta.propose(cmd)
+		if errors.Is(err, raft.ErrNotLeader) {
+			return fmt.Errorf("%w: %w", errMetaRetry, err)
+		}
+		return err
 	}
 	addr, _ := n.meta.raft.LeaderWithID()
 	if addr == "" {
-		return ErrMetaNoLeader
+		return fmt.Errorf("%w: %w", errMetaRetry, ErrMetaNoLeader)
 	}
-	_, err := n.mux.Call(ctx, string(addr), svcMeta, meta.Encode(cmd))
+	out, err := n.mux.Call(ctx, string(addr), svcMeta, meta.Encode(cmd))
+	if err == nil && len(out) == 1 && out[0] == metaNotLeader {
+		return fmt.Errorf("%w: %s no longer leads the meta group", errMetaRetry, addr)
+	}
 	return err
 }
 
@@ -133,7 +166,7 @@ func (n *Node) serveMeta(_ context.Context, _ string, payload []byte) ([]byte, e
 		return nil, err
 	}
 	if !n.meta.isLeader() {
-		return nil, fmt.Errorf("%w of the meta group", ErrNotLeader)
+		return []byte{metaNotLeader}, nil
 	}
 	return nil, n.meta.propose(cmd)
 }

@@ -70,8 +70,7 @@ func NewNode(cfg Config) (*Node, error) {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.ms.Store(emptyState(self))
 	n.rpc.handle(svcStatus, n.serveStatus)
-	n.rpc.handle(svcSetting, n.serveSetting)
-	n.rpc.handle(svcMeta, n.serveMeta)
+	n.rpc.handle(svcEntry, n.serveGroupEntry)
 	ln := cfg.BusListener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.BusBind); err != nil {
@@ -92,6 +91,7 @@ func NewNode(cfg Config) (*Node, error) {
 		_ = n.Close()
 		return nil, fmt.Errorf("cluster: meta group: %w", err)
 	}
+	n.rpc.handle(svcMeta, n.serveMeta) // only now: it reads n.meta
 	if err := n.startGossip(); err != nil {
 		_ = n.Close()
 		return nil, err

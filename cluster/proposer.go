@@ -79,11 +79,17 @@ func (g *Group) Propose(ctx context.Context, cmds [][][]byte) ([]resp.Value, err
 // proposeEntry proposes a special entry (EntryExpire) through the same
 // path; the proposer sets its Now.
 func (g *Group) proposeEntry(ctx context.Context, e *fsm.Entry) error {
-	if !g.local {
-		return ErrNotLeader
-	}
-	_, err := g.submit(ctx, &proposal{entry: e, done: make(chan proposeResult, 1)})
+	_, err := g.proposeEntryReplies(ctx, e)
 	return err
+}
+
+// proposeEntryReplies is proposeEntry returning the entry's replies (the
+// ops of an EntryMigrate have one each).
+func (g *Group) proposeEntryReplies(ctx context.Context, e *fsm.Entry) ([]resp.Value, error) {
+	if !g.local {
+		return nil, ErrNotLeader
+	}
+	return g.submit(ctx, &proposal{entry: e, done: make(chan proposeResult, 1)})
 }
 
 func (g *Group) submit(ctx context.Context, p *proposal) ([]resp.Value, error) {
@@ -248,6 +254,10 @@ func splitReplies(props []*proposal, response any) {
 		}
 	case error:
 		failAll(props, fmt.Errorf("%w: apply: %w", resp.ErrOutcomeUnknown, r))
+		return
+	}
+	if len(props) == 1 && props[0].entry != nil { // a special entry: its replies, however many
+		props[0].done <- proposeResult{replies: replies}
 		return
 	}
 	want := 0

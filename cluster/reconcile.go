@@ -48,11 +48,18 @@ func (n *Node) reconcile() {
 	}
 	if nd, ok := m.Node(n.self.ID); ok && nd.State == meta.Removed && n.removedSeen != nd.Incarnation {
 		n.removedSeen = nd.Incarnation
+		if old.m.IsDraining(n.self.ID) {
+			// Drained by an operator: its process leaves (as on SIGTERM)
+			// instead of being added back by gossip.
+			n.log.Warn("this node was drained and removed from the cluster map: leaving", "epoch", m.Epoch)
+			n.RequestLeave()
+			return
+		}
 		n.log.Warn("this node was removed from the cluster map (down longer than --dead-after, or by an operator): it rejoins as a new member; data of groups it no longer replicates is kept aside",
 			"incarnation", nd.Incarnation, "epoch", m.Epoch)
 	}
 	peers, byID := peersOf(m, n.self)
-	next := &mapState{m: m, peers: peers, byID: byID, slot: make([]*Group, slots.Count)}
+	next := &mapState{m: m, peers: peers, byID: byID, slot: make([]*Group, slots.Count), replaced: make(chan struct{})}
 	kept := map[uint32]bool{}
 	for _, mg := range m.Groups {
 		g := n.reconcileGroup(old, next, mg)
@@ -70,6 +77,7 @@ func (n *Node) reconcile() {
 		}
 	}
 	n.ms.Store(next)
+	close(old.replaced)
 	n.ready.Store(m.Initialized())
 }
 

@@ -55,6 +55,7 @@ func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
 	}
 	now := time.Now()
 	r := s.route(c, cmds[0].Args)
+	c.asking = false // ASKING lasts one command (its handler sets it again)
 	s.account(c, cmds[0], r, now)
 	if r.kind != routeWrite {
 		s.send(c, s.exec(c, r, cmds[0].Args))
@@ -101,6 +102,7 @@ func (s *Server) send(c *client, v resp.Value) {
 		return
 	}
 	if v.IsError() {
+		v = s.askReply(v)
 		s.stats.errors.Add(1)
 	}
 	s.stats.netOut.Add(int64(c.reply(v)))
@@ -133,16 +135,24 @@ func (s *Server) route(c *client, args [][]byte) route {
 		}
 	}
 	g := s.n.GroupOf(slot)
+	if c.asking || cmd.meta.Is(resp.FlagAsking) {
+		if t := s.askingTarget(slot); t != nil {
+			g = t
+		}
+	}
 	// A read that may block (XREAD … BLOCK) goes through the log too: its
 	// waiter is replicated state. Only commands flagged blocking can.
 	write := cmd.meta.Is(resp.FlagWrite) || (cmd.meta.Is(resp.FlagBlocking) && fsm.BlocksOn(args))
 	switch {
 	case g.IsLeader() && write:
+		s.awaitUnfrozen(g, slot, keys)
 		return route{kind: routeWrite, cmd: cmd, group: g}
 	case g.IsLeader():
 		return route{kind: routeRead, cmd: cmd, group: g}
 	case !write && c.isReadonly() && g.Local():
 		return route{kind: routeStale, cmd: cmd, group: g}
+	case s.awaitFlip(slot):
+		return s.route(c, args)
 	}
 	return route{cmd: cmd, reply: s.redirect(g, slot)}
 }
@@ -158,9 +168,6 @@ func (s *Server) redirect(g *Group, slot uint16) resp.Value {
 
 // exec runs one routed command that is not a batched write.
 func (s *Server) exec(c *client, r route, args [][]byte) resp.Value {
-	// No slot migrates yet, so ASKING changes nothing; it lasts one command
-	// (the ASKING handler sets it again after this reset).
-	c.asking = false
 	switch r.kind {
 	case routeNode:
 		return r.cmd.node(s, c, args)

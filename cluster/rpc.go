@@ -14,8 +14,10 @@ const (
 	svcPublish  transport.Service = 1 // pub/sub fan-out (pubsub.go)
 	svcFunction transport.Service = 2 // FUNCTION changes for groups led by the callee (function.go)
 	svcStatus   transport.Service = 3 // the callee's view of the groups it hosts (status.go)
-	svcSetting  transport.Service = 4 // set a group setting on a group led by the callee (transfer.go)
-	svcMeta     transport.Service = 5 // a change of the cluster map for the meta leader (metagroup.go)
+	_           transport.Service = 4 // retired: group settings go through svcEntry
+
+	svcMeta  transport.Service = 5 // a change of the cluster map for the meta leader (metagroup.go)
+	svcEntry transport.Service = 6 // an internal entry for a group led by the callee (groupentry.go)
 )
 
 // rpcFunc answers one call from node from.

@@ -28,6 +28,9 @@ type ReplicaView struct {
 	// Leaders only: the group's Raft membership.
 	Voters    []string `json:"voters,omitempty"`
 	Nonvoters []string `json:"nonvoters,omitempty"`
+	// MigratedKeys counts the keys migrated out of the group ever (a
+	// replicated counter, as this replica has applied it).
+	MigratedKeys uint64 `json:"migrated_keys,omitempty"`
 }
 
 // NodeView is what one node reports about itself.
@@ -92,6 +95,7 @@ func (n *Node) View() NodeView {
 			Group: g.id, State: g.raft.State().String(), Leader: string(lid),
 			Term: g.raft.CurrentTerm(), LastIndex: g.raft.LastIndex(),
 			CommitIndex: parseStat(st["commit_index"]), AppliedIndex: g.raft.AppliedIndex(),
+			MigratedKeys: g.fsm.State().MigratedKeys(),
 		}
 		if g.raft.State() == raft.Leader {
 			rv.Voters, rv.Nonvoters = members(g.raft)

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -109,50 +108,5 @@ func (n *Node) TransferLeader(ctx context.Context, gid uint32, to string) error 
 // setGroupSetting proposes a settings entry on g's leader, here or, over
 // the bus, on the node that leads it.
 func (n *Node) setGroupSetting(ctx context.Context, g *Group, key, value string) error {
-	if g.IsLeader() {
-		return g.proposeEntry(ctx, fsm.SettingsEntry(key, value))
-	}
-	leader, ok := n.Leader(g)
-	if !ok {
-		return errors.New("the group has no leader")
-	}
-	_, err := n.call(ctx, leader.ID, svcSetting, encodeSetting(g.id, key, value))
-	return err
-}
-
-// encodeSetting is svcSetting's payload: version 1, group id, key, value.
-func encodeSetting(gid uint32, key, value string) []byte {
-	b := []byte{1}
-	b = binary.BigEndian.AppendUint32(b, gid)
-	b = binary.AppendUvarint(b, uint64(len(key)))
-	b = append(b, key...)
-	return append(b, value...)
-}
-
-func decodeSetting(b []byte) (gid uint32, key, value string, err error) {
-	if len(b) < 5 || b[0] != 1 {
-		return 0, "", "", errors.New("bad setting request")
-	}
-	gid = binary.BigEndian.Uint32(b[1:5])
-	kl, n := binary.Uvarint(b[5:])
-	if n <= 0 || kl > uint64(len(b)-5-n) {
-		return 0, "", "", errors.New("bad setting request")
-	}
-	rest := b[5+n:]
-	return gid, string(rest[:kl]), string(rest[kl:]), nil
-}
-
-// serveSetting proposes a setting for a group led here (svcSetting).
-func (n *Node) serveSetting(ctx context.Context, _ string, payload []byte) ([]byte, error) {
-	gid, key, value, err := decodeSetting(payload)
-	if err != nil {
-		return nil, err
-	}
-	g, ok := n.group(gid)
-	if !ok || !g.IsLeader() {
-		return nil, fmt.Errorf("group %d is not led by %s", gid, n.self.ID)
-	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	return nil, g.proposeEntry(ctx, fsm.SettingsEntry(key, value))
+	return n.proposeTo(ctx, g.id, fsm.SettingsEntry(key, value))
 }

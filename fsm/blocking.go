@@ -432,6 +432,9 @@ func (s *State) serveKey(c *Ctx, key []byte, term uint64, res *ApplyResult) {
 				continue // e.g. a BZPOPMIN on a key that now holds a list
 			}
 		}
+		if s.redirectWaiter(c.Now, w, res) {
+			continue // its slot is migrating: it may not run here (migrate.go)
+		}
 		v := run(c, w.args)
 		if isNullReply(v) {
 			continue // still nothing for it: it keeps its place

@@ -2,7 +2,9 @@
 // commands (metadata and implementation, reads and writes alike), the
 // log-entry codec, the processor that applies entries to a store (State, no
 // Raft in it) and the thin raft.FSM around it (FSM: Apply, Snapshot,
-// Restore).
+// Restore). It also holds the state machine's half of online slot
+// migration: out-marks, frozen keys, the ASK/TRYAGAIN routing check and the
+// freeze/import/drop ops (migrate.go).
 //
 // Rules every command follows, so that every replica computes the same state
 // from the same log:

@@ -13,11 +13,22 @@ func init() {
 		"O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
 		dumpCmd)
 	dump.Meta.Tips = tipsNondet
-	register(dump,
-		genCmd("restore", -4, fW|fD, 1, 1, 1, []string{"keyspace", "write", "slow", "dangerous"}, "2.6.0",
-			"Creates a key from the serialized representation of a value.",
-			"O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
-			restoreCmd))
+	restore := genCmd("restore", -4, fW|fD, 1, 1, 1, []string{"keyspace", "write", "slow", "dangerous"}, "2.6.0",
+		"Creates a key from the serialized representation of a value.",
+		"O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+		restoreCmd)
+	register(dump, restore, restoreAsking(restore))
+}
+
+// restoreAsking is RESTORE-ASKING, what MIGRATE sends to a cluster node:
+// RESTORE flagged asking, so that it is served for a slot being imported
+// as if the client had sent ASKING first.
+func restoreAsking(restore *Command) *Command {
+	m := *restore.Meta
+	m.Name, m.Group, m.Since = "restore-asking", "server", "3.0.0"
+	m.Summary = "An internal command for migrating keys in a cluster."
+	m.Flags |= resp.FlagAsking
+	return &Command{Meta: &m, Run: restore.Run}
 }
 
 func dumpCmd(c *Ctx, args [][]byte) resp.Value {

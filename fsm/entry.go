@@ -42,6 +42,12 @@ const (
 	// (settings.go). A node that does not know it may skip it: settings
 	// steer the cluster (the preferred leader), not the data.
 	EntrySettings EntryType = 6 | IgnoreUnknown
+
+	// EntryMigrate: Cmds are slot-migration ops ("out", "in", "freeze",
+	// "drop", "import"), one reply each (migrate.go). A node that does not
+	// know it must stop: skipping it would leave that replica with other
+	// keys and other routing.
+	EntryMigrate EntryType = 7
 )
 
 // Entry is one Raft log entry of a slot group.

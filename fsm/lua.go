@@ -555,6 +555,12 @@ func (r *scriptRun) exec(args [][]byte) resp.Value {
 			return errf("ERR Script attempted to access keys that do not hash to the same slot")
 		}
 	}
+	if r.c.moved != nil && r.c.moved(keys, write) {
+		// A key moved, or being copied, out of the group (migrate.go):
+		// Redis's error for a key another node serves, never a redirect,
+		// since the script has already run in part.
+		return errf("ERR Script attempted to access a non local key in a cluster node")
+	}
 	r.inCall = true
 	noBlock := r.c.NoBlock
 	r.c.NoBlock = true

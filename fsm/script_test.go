@@ -308,15 +308,15 @@ func TestScriptSnapshotReadsVersion2(t *testing.T) {
 	if err := snap.(*snapshot).write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	// Rewrite as version 2: drop the (empty) scripts, functions and
-	// settings sections.
+	// Rewrite as version 2: drop the (empty) scripts, functions,
+	// settings and migration sections.
 	b := buf.Bytes()
 	b[len(snapMagic)] = 2
 	off := snapHeaderLen
 	wl := int(uint32(b[off])<<24 | uint32(b[off+1])<<16 | uint32(b[off+2])<<8 | uint32(b[off+3]))
 	off += 4 + wl + 4
 	later := len(appendScriptsSection(nil, nil)) + len(appendFunctionsSection(nil, newFunctionSet())) +
-		len(appendSettingsSection(nil, nil))
+		len(appendSettingsSection(nil, nil)) + len(appendChecked(nil, NewState().migrationSection()))
 	v2 := append(append([]byte{}, b[:off]...), b[off+later:]...)
 	f2 := New(2, nil)
 	if err := f2.Restore(nopCloser{bytes.NewBuffer(v2)}); err != nil {

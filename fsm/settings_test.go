@@ -56,10 +56,11 @@ func TestSettingsSnapshot(t *testing.T) {
 		t.Fatalf("restored setting = %q, want node2", got)
 	}
 
-	// Version 4 had no settings section.
+	// Version 4 had no settings (and no migration) section.
 	b := append([]byte{}, buf.Bytes()...)
 	b[len(snapMagic)] = 4
 	sec := appendSettingsSection(nil, map[string]string{SettingPreferredLeader: "node2"})
+	sec = appendChecked(sec, NewState().migrationSection())
 	i := bytes.Index(b, sec)
 	if i < 0 {
 		t.Fatal("settings section not found in the snapshot")

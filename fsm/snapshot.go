@@ -22,15 +22,18 @@ import (
 //	scripts length (4 bytes) | scripts (encodeScripts) | CRC-32C of the scripts (4 bytes) |
 //	functions length (4 bytes) | functions | CRC-32C of the functions (4 bytes) |
 //	settings length (4 bytes) | settings | CRC-32C of the settings (4 bytes) |
+//	migration length (4 bytes) | migration | CRC-32C of the migration (4 bytes) |
 //	store.View.WriteTo
 //
 // Version 1 (still read) has no waiters section, versions 1 and 2 no
 // scripts section (the Lua script cache, script.go), versions 1 to 3 no
 // functions section (the function libraries, function_rdb.go), versions 1
-// to 4 no settings section (settings.go).
+// to 4 no settings section (settings.go), versions 1 to 5 no migration
+// section (out-marks, frozen keys, migrated count: migrate.go; restored
+// as none).
 const (
 	snapMagic     = "SRFS"
-	snapVersion   = 5
+	snapVersion   = 6
 	snapHeaderLen = len(snapMagic) + 1 + 8
 	// maxWaitersLen bounds the waiters section; it is read in chunks, so a
 	// corrupt length fails at the end of the input, not in an allocation.
@@ -50,6 +53,7 @@ type snapshot struct {
 	scripts  []scriptEntry     // the script cache (immutable entries, script.go)
 	funcs    *functionSet      // the function libraries (immutable, function.go)
 	settings map[string]string // the group settings (immutable, settings.go)
+	mig      []byte            // the migration section, encoded (migrate.go)
 }
 
 // Snapshot takes an O(1) copy-on-write view of the state (and a copy of the
@@ -57,9 +61,9 @@ type snapshot struct {
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	view, lastNow, waiters := f.state.snapshotAll()
 	// Snapshot runs on the FSM goroutine, between Applies, so the script
-	// cache read here is the one of the view's index.
+	// cache (and the rest) read here is the one of the view's index.
 	return &snapshot{view: view, lastNow: lastNow, waiters: waiters, scripts: f.state.scriptsView(),
-		funcs: f.state.functionsView(), settings: f.state.settingsView()}, nil
+		funcs: f.state.functionsView(), settings: f.state.settingsView(), mig: f.state.migrationSection()}, nil
 }
 
 // Persist streams the header and the view into sink; on error the sink is
@@ -84,6 +88,7 @@ func (s *snapshot) write(w io.Writer) error {
 	hdr = appendScriptsSection(hdr, s.scripts)
 	hdr = appendFunctionsSection(hdr, s.funcs)
 	hdr = appendSettingsSection(hdr, s.settings)
+	hdr = appendChecked(hdr, s.mig)
 	if _, err := bw.Write(hdr); err != nil {
 		return err
 	}
@@ -129,6 +134,12 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 			return fmt.Errorf("fsm: group %d: restore: %w", f.group, err)
 		}
 	}
+	var mig migration
+	if version >= 6 {
+		if mig, err = readMigrationSection(br); err != nil {
+			return fmt.Errorf("fsm: group %d: restore: %w", f.group, err)
+		}
+	}
 	st := store.New()
 	if err := st.Restore(br); err != nil {
 		return fmt.Errorf("fsm: group %d: restore: %w", f.group, err)
@@ -136,6 +147,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.state.setScripts(scripts)
 	f.state.setFunctions(funcs)
 	f.state.setSettings(settings)
+	f.state.setMigration(mig)
 	f.state.replace(st, lastNow, blk)
 	if f.hook != nil {
 		f.hook(BlockEvent{Reset: true, Blocked: blockedOf(blk.sorted())})

@@ -8,8 +8,9 @@ import (
 	"slices"
 )
 
-// Snapshot sections before the store (scripts, functions, settings) share
-// one framing: a 4-byte length, the bytes, and their CRC-32C.
+// Snapshot sections before the store (scripts, functions, settings,
+// migration) share one framing: a 4-byte length, the bytes, and their
+// CRC-32C.
 
 // appendChecked appends enc as a section.
 func appendChecked(b, enc []byte) []byte {

@@ -33,6 +33,7 @@ type State struct {
 	// notifyClasses, if set, says per entry which keyspace events to
 	// collect (notify.go); set before the first Apply.
 	notifyClasses func() NotifyClass
+	mig           migration // slot migration: out-marks, frozen keys (migrate.go)
 }
 
 // NewState makes an empty State.
@@ -71,14 +72,17 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 	switch e.Type &^ IgnoreUnknown {
 	case EntryCommands:
 		s.lastNow = now
-		c := &Ctx{Store: s.store, Now: now, Index: index, Rand: rand.New(rand.NewPCG(e.Seed, e.Seed)), scripts: &s.scripts}
-		c.notifyOn = s.collected()
+		c := s.entryCtx(index, now, e.Seed)
 		res.Replies = make([]resp.Value, len(e.Cmds))
 		for i, args := range e.Cmds {
-			res.Replies[i] = s.maybeBlock(c, args, i, run(c, args), e.Term, res)
+			res.Replies[i] = s.applyCommand(c, args, i, e.Term, res)
 			s.serveReady(c, e.Term, res)
 		}
 		res.Events = c.Events
+		return res, nil
+	case EntryMigrate:
+		s.lastNow = now
+		s.applyMigrate(s.entryCtx(index, now, e.Seed), e.Term, e.Cmds, res)
 		return res, nil
 	case EntryFunctions:
 		s.lastNow = now
@@ -109,6 +113,25 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 		return res, nil
 	}
 	return nil, fmt.Errorf("%w: %#x", ErrUnknownEntry, uint8(e.Type))
+}
+
+// entryCtx is the Ctx of an entry's commands: its index and time, and
+// randomness seeded from it.
+func (s *State) entryCtx(index uint64, now int64, seed uint64) *Ctx {
+	c := &Ctx{Store: s.store, Now: now, Index: index, Rand: rand.New(rand.NewPCG(seed, seed)),
+		scripts: &s.scripts, notifyOn: s.collected()}
+	c.moved = s.movedCheck(c)
+	return c
+}
+
+// applyCommand runs the command at position pos of an entry. The routing
+// check of a migrating slot comes first (migrate.go): a command it answers
+// never runs, so it never blocks here either.
+func (s *State) applyCommand(c *Ctx, args [][]byte, pos int, term uint64, res *ApplyResult) resp.Value {
+	if v, redirected := s.migratingReply(c.Now, args); redirected {
+		return v
+	}
+	return s.maybeBlock(c, args, pos, run(c, args), term, res)
 }
 
 // run executes one command of a log entry: an unknown name or a wrong
@@ -175,6 +198,10 @@ func (s *State) Read(now int64, cmd *Command, args [][]byte) resp.Value {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	c := &Ctx{Store: s.store, Now: max(now, s.lastNow), Rand: rand.New(rand.NewPCG(seed, uint64(now))), scripts: &s.scripts}
+	c.moved = s.movedCheck(c)
+	if v, redirected := s.readMigratingReply(c.Now, cmd, args); redirected {
+		return v // a key of a migrating slot has moved (migrate.go)
+	}
 	return safeRun(c, cmd, args)
 }
 

@@ -28,6 +28,9 @@ type Ctx struct {
 	// (notify.go), for the classes in notifyOn only (0: none).
 	Events   []Event
 	notifyOn NotifyClass
+	// moved, while some slot migrates out, reports whether a command a
+	// script calls, with these keys, may not run here (migrate.go).
+	moved func(keys [][]byte, write bool) bool
 }
 
 // Command is one data command: its metadata and its implementation.

@@ -24,6 +24,9 @@ const (
 	FlagNoMulti
 	FlagMovableKeys
 	FlagAllowBusy
+	// FlagAsking: the command is served for an importing slot as if the
+	// client had sent ASKING first (RESTORE-ASKING).
+	FlagAsking
 )
 
 var flagNames = []struct {
@@ -33,7 +36,7 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
+	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"}, {FlagAsking, "asking"},
 	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMayReplicate, "may_replicate"},
 	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }

@@ -15,16 +15,18 @@ import (
 //	magic    "SLOTRAFT" (8 bytes)
 //	version  uint16 big-endian (1)
 //	count    uvarint: number of records
-//	record*  type byte (1 = string; other Type values reserved),
-//	         key (uvarint length + bytes), ExpireAt (zigzag varint),
-//	         Version (uvarint), Touched (zigzag varint),
-//	         value: string = uvarint length + bytes
+//	record*  type byte (a Type), key (uvarint length + bytes),
+//	         ExpireAt (zigzag varint), Version (uvarint), Touched (zigzag
+//	         varint), value: string = uvarint length + bytes, other types
+//	         as their codec writes them (list.go, hash.go, set.go,
+//	         zset_codec.go, stream_codec.go)
 //	dels     optional: 0xFE, WATCH's per-slot deletion counts (store/watch.go)
 //	end      0xFF
 //	crc      uint64 big-endian: CRC-64/ECMA of every byte before it
 //
 // Records come in cursor order, but Restore does not depend on it (so the
-// key hash may change without a new format version).
+// key hash may change without a new format version). A migration record
+// (record.go) is one such record behind a version byte.
 
 const (
 	snapshotMagic   = "SLOTRAFT"
@@ -111,15 +113,18 @@ func (e *encoder) bytes(p []byte) {
 	e.raw(p)
 }
 
-func (e *encoder) record(en entry) {
-	o := en.obj
+func (e *encoder) record(en entry) { e.object(en.key, en.obj) }
+
+// object writes one key and its Object: the snapshot record, which is also
+// the body of a migration record (record.go).
+func (e *encoder) object(key []byte, o *Object) {
 	c, ok := codecs[o.Type]
 	if o.Type != TypeString && !ok {
-		e.err = fmt.Errorf("key %q: value type %v has no encoding yet", short(en.key), o.Type)
+		e.err = fmt.Errorf("key %q: value type %v has no encoding yet", short(key), o.Type)
 		return
 	}
 	e.tag(byte(o.Type))
-	e.bytes(en.key)
+	e.bytes(key)
 	e.varint(o.ExpireAt)
 	e.uvarint(o.Version)
 	e.varint(o.Touched)
@@ -326,29 +331,39 @@ func (d *decoder) records(st *Store, count uint64) (uint64, error) {
 }
 
 func (d *decoder) record(st *Store, t Type) error {
-	switch {
-	case t == TypeNone:
-		return fmt.Errorf("%w: value type none", ErrCorrupt)
-	case t > TypeStream:
-		return fmt.Errorf("%w: unknown value type %d (written by a newer version?)", ErrUnsupported, t)
-	}
-	c, ok := codecs[t]
-	if t != TypeString && !ok {
-		return fmt.Errorf("%w: value type %v has no encoding in format %d", ErrUnsupported, t, snapshotVersion)
-	}
-	key, err := d.bytes("key")
+	key, o, err := d.object(t)
 	if err != nil {
 		return err
 	}
+	return st.load(key, o)
+}
+
+// object reads what encoder.object wrote after the type tag t: a fresh key
+// and Object (nothing aliases the input).
+func (d *decoder) object(t Type) ([]byte, *Object, error) {
+	switch {
+	case t == TypeNone:
+		return nil, nil, fmt.Errorf("%w: value type none", ErrCorrupt)
+	case t > TypeStream:
+		return nil, nil, fmt.Errorf("%w: unknown value type %d (written by a newer version?)", ErrUnsupported, t)
+	}
+	c, ok := codecs[t]
+	if t != TypeString && !ok {
+		return nil, nil, fmt.Errorf("%w: value type %v has no encoding in format %d", ErrUnsupported, t, snapshotVersion)
+	}
+	key, err := d.bytes("key")
+	if err != nil {
+		return nil, nil, err
+	}
 	o := &Object{Type: t}
 	if o.ExpireAt, err = d.svarint(); err != nil {
-		return fmt.Errorf("key %q: expire: %w", short(key), err)
+		return nil, nil, fmt.Errorf("key %q: expire: %w", short(key), err)
 	}
 	if o.Version, err = d.uvarint(); err != nil {
-		return fmt.Errorf("key %q: version: %w", short(key), err)
+		return nil, nil, fmt.Errorf("key %q: version: %w", short(key), err)
 	}
 	if o.Touched, err = d.svarint(); err != nil {
-		return fmt.Errorf("key %q: touched: %w", short(key), err)
+		return nil, nil, fmt.Errorf("key %q: touched: %w", short(key), err)
 	}
 	if t == TypeString {
 		o.Str, err = d.bytes("value")
@@ -359,9 +374,9 @@ func (d *decoder) record(st *Store, t Type) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("key %q: %w", short(key), err)
+		return nil, nil, fmt.Errorf("key %q: %w", short(key), err)
 	}
-	return st.load(key, o)
+	return key, o, nil
 }
 
 func (d *decoder) trailer() error {

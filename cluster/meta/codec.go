@@ -20,6 +20,14 @@ const (
 	typeAddNode     EntryType = 2
 	typeRemoveNode  EntryType = 3
 	typeSetReplicas EntryType = 4
+	// Slot migration and scale-out (issue #4). Each changes routing or
+	// placement, so none may be skipped either.
+	typeStartMigration   EntryType = 5
+	typeFinishMigration  EntryType = 6
+	typeAddGroup         EntryType = 7
+	typeSetRebalance     EntryType = 8
+	typeDrainNode        EntryType = 9
+	typeReleaseMigration EntryType = 10
 )
 
 // entryVersion is the first byte of every encoded entry.
@@ -46,7 +54,7 @@ func Encode(cmd Command) []byte {
 	t, v := typeOf(cmd)
 	body, err := json.Marshal(v)
 	if err != nil {
-		// the commands hold only strings and integers
+		// the commands hold only strings, integers and booleans
 		panic(fmt.Sprintf("meta: encode %T: %v", cmd, err))
 	}
 	return append([]byte{entryVersion, byte(t)}, body...)
@@ -71,12 +79,37 @@ func typeOf(cmd Command) (EntryType, Command) {
 		return typeSetReplicas, c
 	case *SetReplicas:
 		return typeSetReplicas, *c
+	case StartMigration:
+		return typeStartMigration, c
+	case *StartMigration:
+		return typeStartMigration, *c
+	case FinishMigration:
+		return typeFinishMigration, c
+	case *FinishMigration:
+		return typeFinishMigration, *c
+	case AddGroup:
+		return typeAddGroup, c
+	case *AddGroup:
+		return typeAddGroup, *c
+	case SetRebalance:
+		return typeSetRebalance, c
+	case *SetRebalance:
+		return typeSetRebalance, *c
+	case DrainNode:
+		return typeDrainNode, c
+	case *DrainNode:
+		return typeDrainNode, *c
+	case ReleaseMigration:
+		return typeReleaseMigration, c
+	case *ReleaseMigration:
+		return typeReleaseMigration, *c
 	}
 	panic(fmt.Sprintf("meta: encode of unknown command %T", cmd))
 }
 
-// Decode parses an entry into a command value (Init, AddNode, RemoveNode or
-// SetReplicas, never a pointer). An unknown type gives ErrIgnored if it
+// Decode parses an entry into a command value (Init, AddNode, RemoveNode,
+// SetReplicas, StartMigration, FinishMigration, AddGroup, SetRebalance or
+// DrainNode; never a pointer). An unknown type gives ErrIgnored if it
 // carries IgnoreUnknown, else ErrUnknownType; anything else that does not
 // parse gives ErrBadEntry.
 func Decode(b []byte) (Command, error) {
@@ -96,6 +129,18 @@ func Decode(b []byte) (Command, error) {
 		return decodeAs[RemoveNode](t, body)
 	case typeSetReplicas:
 		return decodeAs[SetReplicas](t, body)
+	case typeStartMigration:
+		return decodeAs[StartMigration](t, body)
+	case typeFinishMigration:
+		return decodeAs[FinishMigration](t, body)
+	case typeAddGroup:
+		return decodeAs[AddGroup](t, body)
+	case typeSetRebalance:
+		return decodeAs[SetRebalance](t, body)
+	case typeDrainNode:
+		return decodeAs[DrainNode](t, body)
+	case typeReleaseMigration:
+		return decodeAs[ReleaseMigration](t, body)
 	}
 	if t&IgnoreUnknown != 0 {
 		return nil, fmt.Errorf("%w: type %#02x", ErrIgnored, byte(t))

@@ -20,6 +20,14 @@ func commands() []Command {
 		SetReplicas{Group: 7, Replicas: []string{"n1", "n2"}, Expect: []string{"n2", "n1"}},
 		SetReplicas{Group: 7, Replicas: []string{}},
 		Init{},
+		StartMigration{Slot: 16383, From: 1, To: 4},
+		StartMigration{Slot: 5, From: 1, To: 4, Hold: true},
+		ReleaseMigration{Slot: 5},
+		FinishMigration{Slot: 5460, From: 2, To: 3},
+		AddGroup{Group: Group{ID: 4, Ranges: []slots.Range{{Start: 1, End: 2}}, Replicas: []string{"n1", "n2"}, Boot: []string{"x"}, Changes: 1}},
+		SetRebalance{On: true},
+		SetRebalance{},
+		DrainNode{ID: "n2"},
 	}
 }
 
@@ -45,6 +53,11 @@ func TestEncodeTypes(t *testing.T) {
 		{AddNode{}, &AddNode{}, typeAddNode},
 		{RemoveNode{}, &RemoveNode{}, typeRemoveNode},
 		{SetReplicas{}, &SetReplicas{}, typeSetReplicas},
+		{StartMigration{Slot: 1}, &StartMigration{Slot: 1}, typeStartMigration},
+		{FinishMigration{To: 2}, &FinishMigration{To: 2}, typeFinishMigration},
+		{AddGroup{}, &AddGroup{}, typeAddGroup},
+		{SetRebalance{On: true}, &SetRebalance{On: true}, typeSetRebalance},
+		{DrainNode{ID: "a"}, &DrainNode{ID: "a"}, typeDrainNode},
 	}
 	for _, tt := range tests {
 		b := Encode(tt.cmd)
@@ -57,6 +70,17 @@ func TestEncodeTypes(t *testing.T) {
 		}
 		if p := Encode(tt.ptr); !bytes.Equal(p, b) {
 			t.Errorf("Encode(%T) = %q, by value %q", tt.ptr, p, b)
+		}
+	}
+}
+
+// The type bytes are in logs on disk: they never change.
+func TestEntryTypeNumbers(t *testing.T) {
+	got := []EntryType{typeInit, typeAddNode, typeRemoveNode, typeSetReplicas,
+		typeStartMigration, typeFinishMigration, typeAddGroup, typeSetRebalance, typeDrainNode}
+	for i, typ := range got {
+		if int(typ) != i+1 {
+			t.Errorf("entry type #%d is %d, want %d", i, typ, i+1)
 		}
 	}
 }
@@ -81,7 +105,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"version 0", []byte("\x00\x03{}"), ErrBadEntry},
 		{"version 2", []byte("\x02\x03{}"), ErrBadEntry},
 		{"type 0", []byte("\x01\x00{}"), ErrUnknownType},
-		{"unknown type", []byte("\x01\x05{}"), ErrUnknownType},
+		{"unknown type", []byte("\x01\x3f{}"), ErrUnknownType},
+		{"first type after the known ones", []byte("\x01\x0b{}"), ErrUnknownType},
 		{"unknown type, empty body", []byte("\x01\x7f"), ErrUnknownType},
 		{"unknown type, may skip", []byte("\x01\x85{}"), ErrIgnored},
 		{"unknown type, may skip, garbage body", []byte("\x01\xff\x00\x01"), ErrIgnored},
@@ -94,6 +119,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"group id overflow", []byte("\x01\x04" + `{"group":4294967296}`), ErrBadEntry},
 		{"negative group id", []byte("\x01\x04" + `{"group":-1}`), ErrBadEntry},
 		{"array body", []byte("\x01\x03[]"), ErrBadEntry},
+		{"slot overflow", []byte("\x01\x05" + `{"slot":65536,"from":1,"to":2}`), ErrBadEntry},
+		{"negative slot", []byte("\x01\x06" + `{"slot":-1,"from":1,"to":2}`), ErrBadEntry},
+		{"group of AddGroup not an object", []byte("\x01\x07" + `{"group":7}`), ErrBadEntry},
+		{"rebalance not a bool", []byte("\x01\x08" + `{"on":"yes"}`), ErrBadEntry},
+		{"drain without a body", []byte("\x01\x09"), ErrBadEntry},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,7 +145,12 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("\x01\x85{}"))
 	f.Add([]byte("\x01\x04{\"group\":1,\"replicas\":[\"\\ud800\"]}"))
 	f.Add([]byte{1})
-	fix := fixture(f)
+	f.Add(Encode(FinishMigration{Slot: 8191, From: 1, To: 3}))
+	f.Add(Encode(StartMigration{Slot: 0, From: 1, To: 3}))
+	f.Add(Encode(AddGroup{Group: Group{ID: 9, Replicas: []string{"n4", "n1"}}}))
+	f.Add(Encode(DrainNode{ID: "n3"}))
+	f.Add([]byte("\x01\x05{\"slot\":16384,\"from\":1,\"to\":3}"))
+	maps := []*Map{nil, fixture(f), migrating(f)}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cmd, err := Decode(b)
 		if err != nil {
@@ -136,7 +171,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("encoding not stable: %q then %q", b2, b3)
 		}
 		// Any decoded command applies without a panic, to a valid map.
-		for _, m := range []*Map{nil, fix} {
+		for _, m := range maps {
 			if got, err := Apply(m, cmd); err == nil {
 				if err := checkMap(got); err != nil {
 					t.Fatalf("Apply(%+v) made a bad map: %v", cmd, err)

@@ -170,7 +170,9 @@ func checkRanges(groups []Group) error {
 }
 
 // AddNode adds a node, brings a removed one back as a new incarnation, or
-// updates an active node's addresses. Only ID, Client and Bus are read.
+// updates a member's addresses. Only ID, Client and Bus are read. A
+// draining node stays draining: it is alive and announces itself again,
+// which must not undo the drain.
 type AddNode struct {
 	Node Node `json:"node"`
 }
@@ -183,14 +185,14 @@ func (c AddNode) apply(m *Map) error {
 	if in.ID == "" || in.Bus == "" {
 		return fmt.Errorf("%w: node %q needs an id and a bus address", ErrInvalid, in.ID)
 	}
-	i, ok := slices.BinarySearchFunc(m.Nodes, in.ID, func(n Node, id string) int { return strings.Compare(n.ID, id) })
+	i, ok := m.nodeIndex(in.ID)
 	if !ok {
 		m.Nodes = slices.Insert(m.Nodes, i, Node{ID: in.ID, Client: in.Client, Bus: in.Bus, State: Active, Incarnation: 1})
 		return nil
 	}
 	nd := &m.Nodes[i]
 	switch {
-	case nd.State != Active:
+	case nd.State == Removed:
 		nd.State = Active
 		nd.Incarnation++
 	case nd.Client == in.Client && nd.Bus == in.Bus:
@@ -200,25 +202,19 @@ func (c AddNode) apply(m *Map) error {
 	return nil
 }
 
-// RemoveNode marks a node Removed and drops it from every group's replicas.
-// Removing a group's last replica is allowed: the map then shows a group
-// nobody hosts, for operators to see.
+// RemoveNode marks a member (Active or Draining) Removed and drops it from
+// every group's replicas. Removing a group's last replica is allowed: the
+// map then shows a group nobody hosts, for operators to see.
 type RemoveNode struct {
 	ID string `json:"id"`
 }
 
 func (c RemoveNode) apply(m *Map) error {
-	if !m.Initialized() {
-		return ErrNotInitialized
+	nd, err := m.member(c.ID)
+	if err != nil {
+		return err
 	}
-	i, ok := slices.BinarySearchFunc(m.Nodes, c.ID, func(n Node, id string) int { return strings.Compare(n.ID, id) })
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownNode, c.ID)
-	}
-	if m.Nodes[i].State == Removed {
-		return fmt.Errorf("%w: %q", ErrNodeRemoved, c.ID)
-	}
-	m.Nodes[i].State = Removed
+	nd.State = Removed
 	for j := range m.Groups {
 		g := &m.Groups[j]
 		if slices.Contains(g.Replicas, c.ID) {
@@ -242,15 +238,14 @@ func (c SetReplicas) apply(m *Map) error {
 	if !m.Initialized() {
 		return ErrNotInitialized
 	}
-	i := slices.IndexFunc(m.Groups, func(g Group) bool { return g.ID == c.Group })
-	if i < 0 {
+	g := m.group(c.Group)
+	if g == nil {
 		return fmt.Errorf("%w: %d", ErrUnknownGroup, c.Group)
 	}
-	g := &m.Groups[i]
 	if !slices.Equal(g.Replicas, c.Expect) {
 		return fmt.Errorf("%w: group %d has replicas %q, not %q", ErrStale, c.Group, g.Replicas, c.Expect)
 	}
-	if err := checkReplicas(m, c.Group, c.Replicas); err != nil {
+	if err := checkReplicas(m, c.Group, c.Replicas, g.Replicas); err != nil {
 		return err
 	}
 	if slices.Equal(g.Replicas, c.Replicas) {
@@ -261,7 +256,11 @@ func (c SetReplicas) apply(m *Map) error {
 	return nil
 }
 
-func checkReplicas(m *Map, group uint32, ids []string) error {
+// checkReplicas refuses an empty replica set, one listing a node twice or
+// a node that is not a member, and a draining node that is not in kept (the
+// replicas so far): a draining node keeps its replicas until they are moved,
+// but gets no new one.
+func checkReplicas(m *Map, group uint32, ids, kept []string) error {
 	if len(ids) == 0 {
 		return fmt.Errorf("%w: group %d: empty replica set", ErrInvalid, group)
 	}
@@ -269,9 +268,34 @@ func checkReplicas(m *Map, group uint32, ids []string) error {
 		if !m.IsActive(id) {
 			return fmt.Errorf("%w: group %d: replica %q is not an active node", ErrInvalid, group, id)
 		}
+		if m.IsDraining(id) && !slices.Contains(kept, id) {
+			return fmt.Errorf("%w: group %d: replica %q is draining", ErrInvalid, group, id)
+		}
 		if slices.Contains(ids[:i], id) {
 			return fmt.Errorf("%w: group %d: replica %q listed twice", ErrInvalid, group, id)
 		}
 	}
 	return nil
+}
+
+// member points at node id of an initialized map, if it is a member
+// (Active or Draining).
+func (m *Map) member(id string) (*Node, error) {
+	if !m.Initialized() {
+		return nil, ErrNotInitialized
+	}
+	i, ok := m.nodeIndex(id)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
+	}
+	if m.Nodes[i].State == Removed {
+		return nil, fmt.Errorf("%w: %q", ErrNodeRemoved, id)
+	}
+	return &m.Nodes[i], nil
+}
+
+// nodeIndex finds node id in m's sorted nodes, or where it would be
+// inserted.
+func (m *Map) nodeIndex(id string) (int, bool) {
+	return slices.BinarySearchFunc(m.Nodes, id, func(n Node, id string) int { return strings.Compare(n.ID, id) })
 }

@@ -111,16 +111,65 @@ func TestInitInvalid(t *testing.T) {
 	}
 }
 
-// TestApply runs each command on the fixture. want edits a copy of the
-// fixture into the expected map (Epoch aside); a nil want expects no change.
+// applyAll applies cmds to m in order, failing the test on an error.
+func applyAll(tb testing.TB, m *Map, cmds ...Command) *Map {
+	tb.Helper()
+	for _, cmd := range cmds {
+		var err error
+		if m, err = Apply(m, cmd); err != nil {
+			tb.Fatalf("Apply(%+v): %v", cmd, err)
+		}
+	}
+	return m
+}
+
+// applyCase is one command on a start map. want edits a copy of the start
+// into the expected map (Epoch aside); a nil want expects no change.
+type applyCase struct {
+	name  string
+	start *Map // nil: the fixture
+	cmd   Command
+	want  func(m *Map)
+	err   error
+}
+
+// runApply runs each case: the result, the error, and that neither the
+// start map nor, on failure or no change, the epoch moves.
+func runApply(t *testing.T, tests []applyCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := tt.start
+			if start == nil {
+				start = fixture(t)
+			}
+			before := start.Clone()
+			got, err := Apply(start, tt.cmd)
+			if !reflect.DeepEqual(start.Clone(), before) {
+				t.Fatal("Apply modified its input map")
+			}
+			if !errors.Is(err, tt.err) || (err == nil) != (tt.err == nil) {
+				t.Fatalf("Apply = %v, want %v", err, tt.err)
+			}
+			if err != nil || tt.want == nil {
+				if got != start {
+					t.Fatalf("Apply returned a new map %+v, want the old one", got)
+				}
+				return
+			}
+			want := start.Clone()
+			tt.want(want)
+			want.Epoch++
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("Apply gave\n%+v\nwant\n%+v", got, want)
+			}
+		})
+	}
+}
+
+// TestApply runs each of the first commands on the fixture.
 func TestApply(t *testing.T) {
-	tests := []struct {
-		name  string
-		start *Map // nil: the fixture
-		cmd   Command
-		want  func(m *Map)
-		err   error
-	}{
+	tests := []applyCase{
 		{name: "init twice", cmd: initCmd(), err: ErrInitialized},
 		{name: "init empty", start: &Map{}, cmd: Init{}, err: ErrInvalid},
 
@@ -176,34 +225,7 @@ func TestApply(t *testing.T) {
 			want: func(m *Map) { m.Groups[2].Replicas, m.Groups[2].Changes = []string{"n1"}, 1 }},
 		{name: "nil command", cmd: nil, err: ErrInvalid},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			start := tt.start
-			if start == nil {
-				start = fixture(t)
-			}
-			before := start.Clone()
-			got, err := Apply(start, tt.cmd)
-			if !reflect.DeepEqual(start.Clone(), before) {
-				t.Fatal("Apply modified its input map")
-			}
-			if !errors.Is(err, tt.err) || (err == nil) != (tt.err == nil) {
-				t.Fatalf("Apply = %v, want %v", err, tt.err)
-			}
-			if err != nil || tt.want == nil {
-				if got != start {
-					t.Fatalf("Apply returned a new map %+v, want the old one", got)
-				}
-				return
-			}
-			want := start.Clone()
-			tt.want(want)
-			want.Epoch++
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("Apply gave\n%+v\nwant\n%+v", got, want)
-			}
-		})
-	}
+	runApply(t, tests)
 }
 
 // A command's slices are copied: editing them later does not reach the map.

@@ -1,7 +1,9 @@
 // Package meta is the meta group's state machine: the cluster map (Map: the
-// nodes, the slot groups, their slot ranges and replicas), the commands that
-// change it (Init, AddNode, RemoveNode, SetReplicas), their log-entry codec
-// (Encode, Decode) and the raft.FSM that applies them (FSM).
+// nodes, the slot groups, their slot ranges and replicas, the slot
+// migrations in flight), the commands that change it (Init, AddNode,
+// RemoveNode, DrainNode, SetReplicas, AddGroup, StartMigration,
+// FinishMigration, SetRebalance), their log-entry codec (Encode, Decode)
+// and the raft.FSM that applies them (FSM).
 //
 // Every node follows the meta group, so every node holds the same map. To
 // keep it the same, Apply is deterministic: no clock, no randomness, no map

@@ -178,12 +178,17 @@ func readSnapshot(r io.Reader, limit int64) (*Map, error) {
 	return m, nil
 }
 
-// checkMap refuses a map the lookups would get wrong: Node searches the
-// nodes by binary search, Group finds the first group of an id.
+// checkMap refuses a map the lookups would get wrong: Node and Migration
+// search by binary search, Group finds the first group of an id.
 func checkMap(m *Map) error {
 	for i := 1; i < len(m.Nodes); i++ {
 		if a, b := m.Nodes[i-1].ID, m.Nodes[i].ID; a >= b {
 			return fmt.Errorf("%w: nodes not sorted by unique id (%q before %q)", ErrBadSnapshot, a, b)
+		}
+	}
+	for i := 1; i < len(m.Migrations); i++ {
+		if a, b := m.Migrations[i-1].Slot, m.Migrations[i].Slot; a >= b {
+			return fmt.Errorf("%w: migrations not sorted by unique slot (%d before %d)", ErrBadSnapshot, a, b)
 		}
 	}
 	seen := make(map[uint32]bool, len(m.Groups))

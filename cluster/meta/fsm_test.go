@@ -51,6 +51,14 @@ func TestFSMApply(t *testing.T) {
 		{"skippable unknown type", &raft.Log{Index: 7, Type: raft.LogCommand, Data: []byte("\x01\x90{}")}, nil, false},
 		{"remove", cmdLog(8, RemoveNode{ID: "n4"}), nil, true},
 		{"remove again", cmdLog(9, RemoveNode{ID: "n4"}), ErrNodeRemoved, false},
+		{"start migration", cmdLog(10, StartMigration{Slot: 0, From: 1, To: 2}), nil, true},
+		{"start it again", cmdLog(11, StartMigration{Slot: 0, From: 1, To: 2}), nil, false},
+		{"conflicting migration", cmdLog(12, StartMigration{Slot: 0, From: 1, To: 3}), ErrMigration, false},
+		{"finish migration", cmdLog(13, FinishMigration{Slot: 0, From: 1, To: 2}), nil, true},
+		{"finish it again", cmdLog(14, FinishMigration{Slot: 0, From: 1, To: 2}), nil, false},
+		{"drain", cmdLog(15, DrainNode{ID: "n2"}), nil, true},
+		{"drain again", cmdLog(16, DrainNode{ID: "n2"}), nil, false},
+		{"drained node announces itself", cmdLog(17, AddNode{Node: node("n2")}), nil, false},
 	}
 	for _, st := range steps {
 		before, ch := f.Map(), f.Changed()
@@ -71,8 +79,11 @@ func TestFSMApply(t *testing.T) {
 			t.Fatalf("%s: epoch %d after %d", st.name, f.Map().Epoch, before.Epoch)
 		}
 	}
-	if g, _ := f.Map().Group(1); len(g.Replicas) != 0 || g.Changes != 2 {
+	if g, _ := f.Map().Group(1); len(g.Replicas) != 0 || g.Changes != 2 || g.Ranges[0].Start != 1 {
 		t.Fatalf("group 1 at the end: %+v", g)
+	}
+	if m := f.Map(); m.Moved != 1 || !m.IsDraining("n2") || len(m.Migrations) != 0 {
+		t.Fatalf("map at the end: %+v", m)
 	}
 }
 
@@ -93,7 +104,7 @@ func TestFSMApplyPanicsOnBadEntry(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"unknown mandatory type", []byte("\x01\x05{}"), "type byte 0x05"},
+		{"unknown mandatory type", []byte("\x01\x3f{}"), "type byte 0x3f"},
 		{"garbage", []byte("\x01\x02{"), "bad log entry"},
 		{"empty", nil, "type byte (none)"},
 	}
@@ -156,7 +167,7 @@ type closeReader struct {
 func (r *closeReader) Close() error { r.closed = true; return nil }
 
 func TestSnapshotRoundTrip(t *testing.T) {
-	for _, m := range []*Map{{}, fixture(t)} {
+	for _, m := range []*Map{{}, fixture(t), migrating(t)} {
 		f := quietFSM()
 		f.cur.Store(m)
 		b := persist(t, f)
@@ -242,6 +253,8 @@ func TestRestoreRefuses(t *testing.T) {
 		{"unsorted nodes", []byte("\x01" + `{"nodes":[{"id":"b"},{"id":"a"}]}`), ErrBadSnapshot},
 		{"duplicate node", []byte("\x01" + `{"nodes":[{"id":"a"},{"id":"a"}]}`), ErrBadSnapshot},
 		{"duplicate group", []byte("\x01" + `{"groups":[{"id":1},{"id":1}]}`), ErrBadSnapshot},
+		{"unsorted migrations", []byte("\x01" + `{"migrations":[{"slot":5,"from":1,"to":2},{"slot":4,"from":1,"to":2}]}`), ErrBadSnapshot},
+		{"two migrations of a slot", []byte("\x01" + `{"migrations":[{"slot":5,"from":1,"to":2},{"slot":5,"from":1,"to":3}]}`), ErrBadSnapshot},
 		{"oversized", append(append([]byte{1}, good[1:]...), bytes.Repeat([]byte(" "), 1000)...), ErrBadSnapshot},
 	}
 	for _, tt := range tests {

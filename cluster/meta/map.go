@@ -2,7 +2,6 @@ package meta
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/slotraft/slotraft/slots"
 )
@@ -13,6 +12,11 @@ type NodeState string
 const (
 	// Active nodes may hold replicas and vote in the meta group.
 	Active NodeState = "active"
+	// Draining nodes are being emptied for removal: they keep the
+	// replicas they hold, and vote in the meta group, until placement has
+	// moved those replicas to other nodes; they get no new ones. IsActive
+	// and ActiveNodes count them: they are still members.
+	Draining NodeState = "draining"
 	// Removed nodes were taken out (dead longer than --dead-after, or by
 	// an operator); one that comes back rejoins as a new incarnation.
 	Removed NodeState = "removed"
@@ -46,9 +50,17 @@ type Group struct {
 // Map is the cluster map. Values handed out by the FSM are never
 // modified: a change builds a new Map (Clone).
 type Map struct {
-	Epoch  uint64  `json:"epoch"` // bumped by every change
-	Nodes  []Node  `json:"nodes"` // sorted by ID
-	Groups []Group `json:"groups"`
+	Epoch  uint64  `json:"epoch"`  // bumped by every change
+	Nodes  []Node  `json:"nodes"`  // sorted by ID
+	Groups []Group `json:"groups"` // sorted by ID
+	// Migrations are the slot moves in flight, sorted by Slot, at most one
+	// per slot. A migrating slot stays in its source's Ranges until
+	// FinishMigration.
+	Migrations []Migration `json:"migrations,omitempty"`
+	// Rebalance asks placement to even out the slots over the groups.
+	Rebalance bool `json:"rebalance,omitempty"`
+	// Moved counts the migrations ever finished, for progress reports.
+	Moved uint64 `json:"moved,omitempty"`
 }
 
 // Initialized reports whether the map has been created (Init applied).
@@ -59,27 +71,38 @@ func (m *Map) Node(id string) (Node, bool) {
 	if m == nil {
 		return Node{}, false
 	}
-	i, ok := slices.BinarySearchFunc(m.Nodes, id, func(n Node, id string) int { return strings.Compare(n.ID, id) })
+	i, ok := m.nodeIndex(id)
 	if !ok {
 		return Node{}, false
 	}
 	return m.Nodes[i], true
 }
 
-// IsActive reports whether id is an active node.
+// IsActive reports whether id is a member: an Active or Draining node. A
+// draining node still hosts replicas and votes, so it counts for
+// everything but receiving new replicas (see IsDraining).
 func (m *Map) IsActive(id string) bool {
 	nd, ok := m.Node(id)
-	return ok && nd.State == Active
+	return ok && nd.State.member()
 }
 
-// ActiveNodes are the active nodes, by id.
+// IsDraining reports whether id is a Draining node.
+func (m *Map) IsDraining(id string) bool {
+	nd, ok := m.Node(id)
+	return ok && nd.State == Draining
+}
+
+// member reports whether a node in state s belongs to the cluster.
+func (s NodeState) member() bool { return s == Active || s == Draining }
+
+// ActiveNodes are the members (Active and Draining nodes), by id.
 func (m *Map) ActiveNodes() []Node {
 	if m == nil {
 		return nil
 	}
 	var out []Node
 	for _, nd := range m.Nodes {
-		if nd.State == Active {
+		if nd.State.member() {
 			out = append(out, nd)
 		}
 	}
@@ -91,10 +114,8 @@ func (m *Map) Group(id uint32) (Group, bool) {
 	if m == nil {
 		return Group{}, false
 	}
-	for _, g := range m.Groups {
-		if g.ID == id {
-			return g, true
-		}
+	if g := m.group(id); g != nil {
+		return *g, true
 	}
 	return Group{}, false
 }
@@ -133,7 +154,8 @@ func (m *Map) Clone() *Map {
 	if m == nil {
 		return &Map{}
 	}
-	c := &Map{Epoch: m.Epoch, Nodes: slices.Clone(m.Nodes), Groups: make([]Group, len(m.Groups))}
+	c := &Map{Epoch: m.Epoch, Nodes: slices.Clone(m.Nodes), Groups: make([]Group, len(m.Groups)),
+		Migrations: slices.Clone(m.Migrations), Rebalance: m.Rebalance, Moved: m.Moved}
 	for i, g := range m.Groups {
 		g.Ranges = slices.Clone(g.Ranges)
 		g.Replicas = slices.Clone(g.Replicas)

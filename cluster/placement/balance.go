@@ -19,6 +19,9 @@ func (p *planner) balance() {
 	}
 	cands := p.candidates()
 	ld := loadOf(p.m)
+	if p.drainMove(cands, ld) {
+		return
+	}
 	heavy := slices.Clone(cands)
 	slices.SortFunc(heavy, func(a, b string) int {
 		if ld.replicas[a] != ld.replicas[b] {
@@ -220,6 +223,10 @@ func (p *planner) leastLeading(replicas []string, ld load) string {
 
 // promote moves to to the front of g's replicas, keeping the others' order.
 func (p *planner) promote(g meta.Group, to string) bool {
-	next := append([]string{to}, slices.DeleteFunc(slices.Clone(g.Replicas), func(r string) bool { return r == to })...)
-	return p.setReplicas(g, next)
+	return p.setReplicas(g, toFront(g.Replicas, to))
+}
+
+// toFront is a copy of ids with id first, the others in their order.
+func toFront(ids []string, id string) []string {
+	return append([]string{id}, slices.DeleteFunc(slices.Clone(ids), func(r string) bool { return r == id })...)
 }

@@ -13,22 +13,32 @@ type Input struct {
 	Map      *meta.Map
 	Replicas int             // replication factor wanted per group (>=1)
 	Alive    map[string]bool // gossip: nodes alive now (ids); missing = not alive
-	// Joiners are alive gossip members that are not Active in the map (new
-	// nodes or removed ones that came back), with their addresses.
+	// Joiners are alive gossip members that are not members in the map
+	// (not IsActive: new nodes or removed ones that came back), with their
+	// addresses.
 	Joiners []meta.Node
-	// DownFor is, for Active nodes not alive, how long they have been down
-	// as far as the controller knows. A node missing here is never removed.
+	// DownFor is, for members (Active or Draining) not alive, how long
+	// they have been down as far as the controller knows. A node missing
+	// here is never removed.
 	DownFor   map[string]time.Duration
 	DeadAfter time.Duration // remove a node down at least this long; <=0 disables removal
 	// Settled marks groups whose Raft membership matches the map and whose
 	// replicas have all caught up: only they get replica changes.
 	Settled map[uint32]bool
+	// Groups is the number of slot groups wanted: while the map has fewer,
+	// each Plan creates one (AddGroup). 0 never creates groups.
+	Groups int
+	// MaxMigrations caps the slot migrations recorded in the map at once
+	// while slots are balanced; <=0 means 16.
+	MaxMigrations int
 }
 
 // Plan returns the commands to propose now, in order. It plans at most one
 // SetReplicas per group and at most one move (an add to a group already at
 // full size) in the whole plan, so the cluster changes calmly; the
-// controller calls Plan again after applying.
+// controller calls Plan again after applying. After the replica rules come
+// the drained nodes' removal, then one AddGroup or else the slot
+// migrations (see slots.go).
 func Plan(in Input) []meta.Command {
 	if in.Map == nil {
 		return nil
@@ -45,6 +55,11 @@ func Plan(in Input) []meta.Command {
 		p.balance()
 	}
 	p.spreadLeaders()
+	p.removeDrained()
+	if !p.addGroup() {
+		// Slots wait until the groups are all created, so each moves once.
+		p.balanceSlots()
+	}
 	return p.out
 }
 
@@ -139,24 +154,42 @@ func (p *planner) repair() {
 				p.setReplicas(g, append(slices.Clone(g.Replicas), to))
 			}
 		case len(g.Replicas) > p.in.Replicas:
-			drop := pickDrop(g.Replicas, p.isCandidate, loadOf(p.m))
-			p.setReplicas(g, slices.DeleteFunc(slices.Clone(g.Replicas), func(r string) bool { return r == drop }))
+			p.dropOne(g)
 		}
 	}
 }
 
-// candidates are the nodes that may take replicas: Active and alive, by id.
+// dropOne removes the replica pickDrop chooses from an over-replicated
+// group. A live first replica (a draining node: pickDrop drops a live
+// candidate first only when it is the sole choice) hands its leadership
+// over first, so the group's writes need no election.
+func (p *planner) dropOne(g meta.Group) {
+	ld := loadOf(p.m)
+	drop := pickDrop(g.Replicas, p.isCandidate, ld)
+	if drop == g.Replicas[0] && p.alive[drop] {
+		if to := p.leastLeading(g.Replicas, ld); to != "" {
+			p.promote(g, to)
+			return
+		}
+	}
+	p.setReplicas(g, slices.DeleteFunc(slices.Clone(g.Replicas), func(r string) bool { return r == drop }))
+}
+
+// candidates are the nodes that may take replicas and leaderships: Active
+// (not draining) and alive, by id.
 func (p *planner) candidates() []string {
 	var out []string
 	for _, nd := range p.m.ActiveNodes() {
-		if p.alive[nd.ID] {
+		if p.isCandidate(nd.ID) {
 			out = append(out, nd.ID)
 		}
 	}
 	return out
 }
 
-func (p *planner) isCandidate(id string) bool { return p.alive[id] && p.m.IsActive(id) }
+func (p *planner) isCandidate(id string) bool {
+	return p.alive[id] && p.m.IsActive(id) && !p.m.IsDraining(id)
+}
 
 // groups are the working map's groups by id. The slice is a snapshot: a
 // caller that proposes while iterating relies on each command changing

@@ -69,13 +69,28 @@ func input(m *meta.Map, live string) Input {
 
 func with(in Input, f func(*Input)) Input { f(&in); return in }
 
+// planCase is one input and the plan it must give.
+type planCase struct {
+	name string
+	in   Input
+	want []meta.Command
+}
+
+func runPlan(t *testing.T, tests []planCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Plan(tt.in)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Plan:\n got %s\nwant %s", show(got), show(tt.want))
+			}
+		})
+	}
+}
+
 func TestPlan(t *testing.T) {
 	three := mkMap("a b c", "a b c", "b c a", "c a b")
-	tests := []struct {
-		name string
-		in   Input
-		want []meta.Command
-	}{
+	tests := []planCase{
 		{"empty input", Input{}, nil},
 		{"healthy cluster", input(three, "a b c"), nil},
 		{"joiners added in id order", with(input(three, "a b c e d"), func(in *Input) {
@@ -139,14 +154,7 @@ func TestPlan(t *testing.T) {
 		{"leader spread skips groups changed in this plan", input(mkMap("a b c d", "a b c d", "a c b", "a b c"), "a b c d"),
 			[]meta.Command{set(1, "a b c d", "a b d"), set(2, "a c b", "b a c")}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Plan(tt.in)
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Plan:\n got %s\nwant %s", show(got), show(tt.want))
-			}
-		})
-	}
+	runPlan(t, tests)
 }
 
 func show(cmds []meta.Command) string { return fmt.Sprintf("%+v", cmds) }
@@ -169,19 +177,24 @@ func TestPlanDeterministic(t *testing.T) {
 	}
 }
 
-// cluster is the simulated world: the map, which gossip members exist and
-// which are dead.
+// cluster is the simulated world: the map, which gossip members exist,
+// which are dead or drained, and the wanted number of groups.
 type cluster struct {
 	m       *meta.Map
 	members []meta.Node
 	dead    map[string]bool
+	drained map[string]bool // nodes an operator drained
+	groups  int
+	after   func(m *meta.Map) // if set, checks the map after each plan
 }
 
 func (c *cluster) input() Input {
 	in := Input{Map: c.m, Replicas: 3, Alive: map[string]bool{}, DownFor: map[string]time.Duration{},
-		DeadAfter: deadAfter, Settled: allSettled(c.m)}
+		DeadAfter: deadAfter, Settled: allSettled(c.m), Groups: c.groups}
 	for _, nd := range c.members {
 		switch {
+		case c.drainedAway(nd.ID):
+			// It left the cluster: out of gossip, so no joiner.
 		case c.dead[nd.ID]:
 			in.DownFor[nd.ID] = deadAfter
 		case !c.m.IsActive(nd.ID):
@@ -194,24 +207,53 @@ func (c *cluster) input() Input {
 	return in
 }
 
-// converge plans and applies until the plan is empty.
+// drain drains node id, as an operator would.
+func (c *cluster) drain(t *testing.T, id string) {
+	t.Helper()
+	c.apply(t, meta.DrainNode{ID: id})
+	if c.drained == nil {
+		c.drained = map[string]bool{}
+	}
+	c.drained[id] = true
+}
+
+// drainedAway reports whether id was drained and then removed: such a
+// node shuts down rather than rejoining (the cluster's side of a drain).
+func (c *cluster) drainedAway(id string) bool {
+	nd, _ := c.m.Node(id)
+	return c.drained[id] && nd.State == meta.Removed
+}
+
+// converge plans and applies until the plan is empty; after each plan
+// every recorded migration finishes, as the groups would move the slots.
 func (c *cluster) converge(t *testing.T) {
 	t.Helper()
-	for range 100 {
+	for range 1000 {
 		cmds := Plan(c.input())
 		if len(cmds) == 0 {
 			return
 		}
 		checkCalm(t, c.m, cmds)
-		for _, cmd := range cmds {
-			m, err := meta.Apply(c.m, cmd)
-			if err != nil {
-				t.Fatalf("apply %+v: %v", cmd, err)
-			}
-			c.m = m
+		c.apply(t, cmds...)
+		for _, mg := range c.m.Migrations {
+			c.apply(t, meta.FinishMigration(mg))
+		}
+		if c.after != nil {
+			c.after(c.m)
 		}
 	}
-	t.Fatalf("not converged after 100 plans: %+v", c.m.Groups)
+	t.Fatalf("not converged after 1000 plans: %+v", c.m.Groups)
+}
+
+func (c *cluster) apply(t *testing.T, cmds ...meta.Command) {
+	t.Helper()
+	for _, cmd := range cmds {
+		m, err := meta.Apply(c.m, cmd)
+		if err != nil {
+			t.Fatalf("apply %+v: %v", cmd, err)
+		}
+		c.m = m
+	}
 }
 
 // checkCalm asserts one SetReplicas per group and at most one move.
@@ -261,7 +303,10 @@ func checkBalanced(t *testing.T, m *meta.Map) {
 	}
 }
 
-func TestSimulation(t *testing.T) {
+// threeNodes is a cluster of nodes 1..3 with the three groups of
+// redis-cli --cluster create, and gossip members 1..members.
+func threeNodes(t *testing.T, members int) *cluster {
+	t.Helper()
 	init := meta.Init{Nodes: []meta.Node{node("1"), node("2"), node("3")}, Groups: []meta.Group{
 		{ID: 1, Ranges: []slots.Range{{Start: 0, End: 5460}}, Replicas: []string{"1", "2", "3"}},
 		{ID: 2, Ranges: []slots.Range{{Start: 5461, End: 10922}}, Replicas: []string{"2", "3", "1"}},
@@ -272,9 +317,14 @@ func TestSimulation(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &cluster{m: m, dead: map[string]bool{}}
-	for _, id := range []string{"1", "2", "3", "4", "5"} {
-		c.members = append(c.members, node(id))
+	for i := 1; i <= members; i++ {
+		c.members = append(c.members, node(fmt.Sprint(i)))
 	}
+	return c
+}
+
+func TestSimulation(t *testing.T) {
+	c := threeNodes(t, 5)
 
 	c.converge(t)
 	checkBalanced(t, c.m)

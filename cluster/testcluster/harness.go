@@ -28,6 +28,8 @@ type Options struct {
 	// DeadAfter is how long a node may be down before its replicas are
 	// replaced (default: the cluster's 30 s).
 	DeadAfter time.Duration
+	// GroupsPerNode: create slot groups as nodes join (cluster.Config).
+	GroupsPerNode int
 }
 
 // Cluster is a running in-process cluster.
@@ -123,7 +125,7 @@ func (c *Cluster) config(i int, bus net.Listener) cluster.Config {
 		ID: p.ID, ClientBind: p.ClientAddr, ClientAdvertise: p.ClientAddr,
 		BusBind: p.BusAddr, BusAdvertise: p.BusAddr, BusListener: bus,
 		DataDir: c.nodes[i].dir, Peers: peers, Join: join, DeadAfter: c.opts.DeadAfter,
-		Groups: c.opts.Groups, Replicas: c.opts.Replicas,
+		Groups: c.opts.Groups, Replicas: c.opts.Replicas, GroupsPerNode: c.opts.GroupsPerNode,
 		Logger:        c.logger.With("node", p.ID),
 		RaftHeartbeat: heartbeat, RaftElection: election, RaftLeaderLease: leaderLease, RaftCommit: commit,
 		Faults: c.opts.Faults, GossipFast: true,
@@ -395,6 +397,23 @@ func (c *Cluster) LeaderIndex(gi int) int {
 	for i := range c.nodes {
 		if n := c.Node(i); n != nil && groupAt(n, gi).IsLeader() {
 			return i
+		}
+	}
+	return -1
+}
+
+// LeaderOf is the index of the node leading group id gid, or -1 when no
+// running node leads it.
+func (c *Cluster) LeaderOf(gid uint32) int {
+	for i := range c.nodes {
+		n := c.Node(i)
+		if n == nil {
+			continue
+		}
+		for _, g := range n.Groups() {
+			if g.ID() == gid && g.IsLeader() {
+				return i
+			}
 		}
 	}
 	return -1

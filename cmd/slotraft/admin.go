@@ -24,11 +24,20 @@ commands:
                     make <node-id> the preferred leader of a slot group (kept in the
                     group's log, so leader spreading keeps it there) and wait until it leads
   remove-node <node-id>
-                    take a node that is gone for good (not alive in gossip) out of the
-                    cluster map at once, instead of waiting --dead-after; its replicas
-                    are replaced on other nodes
+                    take a node out of the cluster: a live one is drained first (its
+                    replicas and leaderships move to other nodes, then it leaves the
+                    map); one gone for good leaves the map at once, instead of waiting
+                    --dead-after; its replicas are replaced on other nodes
   leave             make the node at --addr leave as on SIGTERM: it hands off its
                     leaderships, waits until no group needs it for a quorum, exits
+  move-slots [--progress auto|bar|plain] <group> <slot|start-end>...
+                    move slots to a slot group online, then follow the migrations
+                    until none is pending: a bar on a terminal, else a line every 2s
+  rebalance [--progress auto|bar|plain]
+                    spread the slots evenly over the groups and follow the
+                    migrations until the rebalance is over
+                    (--timeout bounds each request; given, it also bounds the wait
+                    of move-slots and rebalance; Ctrl-C stops the wait, not the moves)
 `
 
 // runAdmin runs an administration command against the node at --addr.
@@ -68,11 +77,18 @@ func runAdmin(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprint(stderr, adminUsage)
 			return errUsage
 		}
-		if err := rdb.Do(ctx, "SLOTRAFT", "REMOVE-NODE", fs.Arg(1)).Err(); err != nil {
+		reply, err := rdb.Do(ctx, "SLOTRAFT", "REMOVE-NODE", fs.Arg(1)).Text()
+		if err != nil {
 			return fmt.Errorf("remove-node %s: %w", fs.Arg(1), err)
+		}
+		if reply == "DRAINING" {
+			fmt.Fprintf(stdout, "node %s is draining: its replicas and leaderships move to other nodes, then it is removed from the cluster map\n", fs.Arg(1))
+			return nil
 		}
 		fmt.Fprintf(stdout, "node %s is removed from the cluster map\n", fs.Arg(1))
 		return nil
+	case "move-slots", "rebalance":
+		return adminMigrate(ctx, rdb, fs, stdout, stderr)
 	case "leave":
 		if err := rdb.Do(ctx, "SLOTRAFT", "LEAVE").Err(); err != nil {
 			return fmt.Errorf("leave %s: %w", *addr, err)

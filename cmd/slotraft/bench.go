@@ -28,6 +28,7 @@ workloads:
   tx         MULTI/EXEC transactions of 5 writes on one hash tag per client
   pubsub     PUBLISH to 1, 10, 100 subscribers spread over the nodes; delivery rate and latency
   failover   steady writes to one master's slots, kill -9 that master, time until writes succeed again
+  reshard    a 3-node cluster of its own under a fixed-rate client: move a third of the slots, keys/s and p99
 
 slotraft bench <workload> -h lists a workload's flags. With --csv the result
 rows use redis-benchmark's --csv columns (then count and errors), so one
@@ -50,6 +51,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchPubSub(args[1:], stdout, stderr)
 	case "failover":
 		return runBenchFailover(args[1:], stdout, stderr)
+	case "reshard":
+		return runBenchReshard(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, benchUsage)
 		return nil

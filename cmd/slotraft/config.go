@@ -45,6 +45,7 @@ type serverFlags struct {
 	deadAfter       time.Duration
 	dataDir         string
 	groups          int
+	groupsPerNode   int
 	replicas        int
 	logLevel        string
 	logFormat       string
@@ -67,6 +68,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.DurationVar(&f.deadAfter, "dead-after", 30*time.Second, "how long a node may be unreachable before its replicas are replaced and it is removed from the cluster map")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory for Raft logs and snapshots (default: data/<id>)")
 	fs.IntVar(&f.groups, "groups", 3, "number of slot groups (Raft groups)")
+	fs.IntVar(&f.groupsPerNode, "groups-per-node", 1, "as nodes join, create slot groups up to this many per node and spread the slots over them, online (0: keep the number of groups)")
 	fs.IntVar(&f.replicas, "replicas", 3, "replicas per slot group (not capped at the number of nodes: groups get replicas as nodes join)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
@@ -186,6 +188,9 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 	if f.deadAfter <= 0 {
 		return cfg, fmt.Errorf("--dead-after %v: want a positive duration", f.deadAfter)
 	}
+	if f.groupsPerNode < 0 {
+		return cfg, fmt.Errorf("--groups-per-node %d: want 0 or more", f.groupsPerNode)
+	}
 	self, err := f.selfPeer(peers)
 	if err != nil {
 		return cfg, err
@@ -217,6 +222,7 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 		BootstrapExpect: f.bootstrapExpect,
 		Bootstrap:       f.bootstrap,
 		Groups:          f.groups,
+		GroupsPerNode:   f.groupsPerNode,
 		Replicas:        f.replicas,
 		DeadAfter:       f.deadAfter,
 	}, nil
