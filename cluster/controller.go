@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -22,6 +23,10 @@ import (
 // controlInterval is how often the meta leader's controller runs.
 const controlInterval = 500 * time.Millisecond
 
+// drainedGrace is how long a drained, removed node may still be seen in
+// gossip (its process leaving) without being added back.
+const drainedGrace = 30 * time.Second
+
 // maxMigrations bounds the slot migrations the controller keeps recorded
 // at once: enough to keep every source group's mover busy (mover.go).
 const maxMigrations = 1024
@@ -33,10 +38,13 @@ const settleMaxLag = 1024
 type controller struct {
 	n    *Node
 	down map[string]time.Time // since when an active node is seen not alive
+	// drained: when this controller removed a drained node; until its
+	// process has left gossip it must not be taken for a joiner.
+	drained map[string]time.Time
 }
 
 func (n *Node) controlLoop() {
-	c := &controller{n: n, down: map[string]time.Time{}}
+	c := &controller{n: n, down: map[string]time.Time{}, drained: map[string]time.Time{}}
 	tick := time.NewTicker(controlInterval)
 	defer tick.Stop()
 	for {
@@ -81,6 +89,9 @@ func (c *controller) step() error {
 		if err != nil {
 			return err
 		}
+		if rm, ok := cmd.(meta.RemoveNode); ok && m.IsDraining(rm.ID) {
+			c.drained[rm.ID] = time.Now()
+		}
 	}
 	if err := c.startMigrations(starts); err != nil {
 		return err
@@ -109,9 +120,10 @@ func (c *controller) observe(m *meta.Map) placement.Input {
 		Groups: targetGroups(m, n.cfg.GroupsPerNode), MaxMigrations: maxMigrations,
 	}
 	now := time.Now()
+	maps.DeleteFunc(c.drained, func(_ string, at time.Time) bool { return now.Sub(at) > drainedGrace })
 	for _, p := range n.gossip.alivePeers() {
 		in.Alive[p.ID] = true
-		if !m.IsActive(p.ID) {
+		if _, gone := c.drained[p.ID]; !m.IsActive(p.ID) && !gone {
 			in.Joiners = append(in.Joiners, meta.Node{ID: p.ID, Client: p.ClientAddr, Bus: p.BusAddr})
 		}
 	}

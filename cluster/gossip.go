@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,7 +44,8 @@ type gossip struct {
 
 	mu    sync.Mutex
 	state map[string]GossipState
-	since map[string]time.Time // when the state last changed
+	since map[string]time.Time  // when the state last changed
+	meta  map[string]gossipMeta // what each node announced (copied in the events)
 }
 
 // gossipLeaveTimeout bounds how long a closing node tells others it leaves.
@@ -57,7 +60,7 @@ func (n *Node) startGossip() error {
 	if err != nil {
 		return err
 	}
-	gs := &gossip{n: n, state: map[string]GossipState{}, since: map[string]time.Time{}}
+	gs := &gossip{n: n, state: map[string]GossipState{}, since: map[string]time.Time{}, meta: map[string]gossipMeta{}}
 	conf := memberlist.DefaultLANConfig()
 	if n.cfg.GossipFast {
 		conf = memberlist.DefaultLocalConfig()
@@ -146,18 +149,16 @@ func resolveSeeds(ctx context.Context, seeds []string) []string {
 }
 
 // alivePeers are the nodes gossip sees alive, this one included, with the
-// addresses they advertise.
+// addresses they advertise, in id order. It reads what the event callbacks
+// recorded: the fields of memberlist's nodes change under its own lock.
 func (gs *gossip) alivePeers() []Peer {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
 	var out []Peer
-	for _, m := range gs.ml.Members() {
-		if m.State != memberlist.StateAlive {
-			continue
+	for _, id := range slices.Sorted(maps.Keys(gs.state)) {
+		if gm, ok := gs.meta[id]; ok && gs.state[id] == GossipAlive && gm.Bus != "" {
+			out = append(out, Peer{ID: id, ClientAddr: gm.Client, BusAddr: gm.Bus})
 		}
-		var gm gossipMeta
-		if json.Unmarshal(m.Meta, &gm) != nil || gm.Bus == "" {
-			continue
-		}
-		out = append(out, Peer{ID: m.Name, ClientAddr: gm.Client, BusAddr: gm.Bus})
 	}
 	return out
 }
@@ -215,8 +216,20 @@ func (gs *gossip) set(name string, st GossipState) {
 }
 
 // NotifyJoin, NotifyLeave and NotifyUpdate make gossip a memberlist.EventDelegate.
-func (gs *gossip) NotifyJoin(m *memberlist.Node)   { gs.set(m.Name, GossipAlive) }
-func (gs *gossip) NotifyUpdate(m *memberlist.Node) { gs.set(m.Name, GossipAlive) }
+// memberlist calls them under its lock, so m's fields may be read here.
+func (gs *gossip) NotifyJoin(m *memberlist.Node)   { gs.alive(m) }
+func (gs *gossip) NotifyUpdate(m *memberlist.Node) { gs.alive(m) }
+
+// alive records m alive with the addresses it announces.
+func (gs *gossip) alive(m *memberlist.Node) {
+	var gm gossipMeta
+	if json.Unmarshal(m.Meta, &gm) == nil {
+		gs.mu.Lock()
+		gs.meta[m.Name] = gm
+		gs.mu.Unlock()
+	}
+	gs.set(m.Name, GossipAlive)
+}
 func (gs *gossip) NotifyLeave(m *memberlist.Node) {
 	if m.State == memberlist.StateLeft {
 		gs.set(m.Name, GossipLeft)

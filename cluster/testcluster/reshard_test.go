@@ -210,6 +210,7 @@ func balanced(groups int) func(*meta.Map) error {
 func TestScaleOutRebalance(t *testing.T) {
 	c := testcluster.New(t, 3, testcluster.Options{GroupsPerNode: 1})
 	c.WaitReady(30 * time.Second)
+	c.WaitSpread(time.Minute) // no leadership moves under the loader
 	rdb := clusterClient(c, 2)
 	defer rdb.Close()
 	d := dataset{n: 100_000}
@@ -244,6 +245,7 @@ const moveCount = 3000
 func TestMigrationSurvivesLeaderKills(t *testing.T) {
 	c := testcluster.New(t, 3, testcluster.Options{})
 	c.WaitReady(30 * time.Second)
+	c.WaitSpread(time.Minute) // no leadership moves under the loader
 	rdb := clusterClient(c, 2)
 	defer rdb.Close()
 	d := dataset{n: 50_000}
@@ -336,4 +338,37 @@ func checkOneCopy(t *testing.T, c *testcluster.Cluster, d dataset) {
 			t.Fatalf("key %s is held by groups %v; its slot belongs to group %d", d.key(i), hs, owner.ID)
 		}
 	}
+}
+
+// TestDrainNode is scale-in: remove-node on a live node drains it (its
+// replicas and leaderships move to the other nodes one at a time), then
+// removes it from the map and asks its process to leave; no key is lost.
+func TestDrainNode(t *testing.T) {
+	c := testcluster.New(t, 3, testcluster.Options{})
+	c.WaitReady(30 * time.Second)
+	added := c.AddNode()
+	waitStatus(t, c, 0, 2*time.Minute, "4 nodes, 3 replicas each", healthy(4, 3))
+	rdb := clusterClient(c, 2)
+	defer rdb.Close()
+	d := dataset{n: 5_000}
+	d.load(t, rdb)
+
+	id := c.Peers()[added].ID
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	draining, err := c.Node(0).RemoveNode(ctx, id)
+	if err != nil || !draining {
+		t.Fatalf("RemoveNode(%s) of a live node = %v, %v; want it draining", id, draining, err)
+	}
+	select {
+	case <-c.Node(added).LeaveRequested():
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("%s was not drained and removed within 3 minutes: %+v", id, c.Node(0).Map())
+	}
+	if m := c.Node(0).Map(); m.IsActive(id) || len(m.HostedBy(id)) > 0 {
+		t.Fatalf("%s asked to leave while the map still has it: %+v", id, m)
+	}
+	c.StopNode(added) // what its process does when asked to leave
+	waitStatus(t, c, 0, 2*time.Minute, "3 nodes, 3 replicas each, without the drained node", healthy(3, 3, id))
+	d.verify(t, rdb, "after the drain")
 }

@@ -71,7 +71,7 @@ func TestClusterConfig(t *testing.T) {
 					ID: "n1", ClientBind: "127.0.0.1:7001", ClientAdvertise: "127.0.0.1:7001",
 					BusBind: "127.0.0.1:17001", BusAdvertise: "127.0.0.1:17001", DataDir: "data/n1",
 					Peers:  []cluster.Peer{{ID: "n1", ClientAddr: "127.0.0.1:7001", BusAddr: "127.0.0.1:17001"}},
-					Groups: 3, Replicas: 3, DeadAfter: 30 * time.Second,
+					Groups: 3, GroupsPerNode: 1, Replicas: 3, DeadAfter: 30 * time.Second,
 				}
 				if !reflect.DeepEqual(c, want) {
 					t.Fatalf("got %+v\nwant %+v", c, want)
@@ -158,6 +158,7 @@ func TestClusterConfig(t *testing.T) {
 		{name: "join empty host", args: []string{"--id", "a", "--join", ":17001"}, wantErr: "missing host"},
 		{name: "zero dead-after", args: []string{"--id", "a", "--dead-after", "0s"}, wantErr: "--dead-after 0s"},
 		{name: "negative dead-after", args: []string{"--id", "a", "--dead-after", "-5s"}, wantErr: "--dead-after"},
+		{name: "negative groups-per-node", args: []string{"--id", "a", "--groups-per-node", "-1"}, wantErr: "--groups-per-node -1"},
 		{name: "missing id", args: nil, wantErr: "--id is required"},
 		{name: "bad id", args: []string{"--id", "a=b"}, wantErr: "must not contain"},
 		{name: "self not in peers", args: []string{"--id", "node9", "--peers", threePeers}, wantErr: "does not list"},

@@ -55,6 +55,7 @@ func TestJoinGrowAndReplaceDeadNode(t *testing.T) {
 		n.args = append([]string{"server", "--id", n.id, "--bind", n.client,
 			"--bus-bind", n.bus, "--bus-advertise", n.bus, "--data-dir", filepath.Join(dir, n.id),
 			"--groups", strconv.Itoa(joinGroups), "--replicas", strconv.Itoa(joinReplicas),
+			"--groups-per-node", "0", // replica moves only (scale-out: TestScaleOutRebalance)
 			"--dead-after", "3s", "--log-level", "info"}, mode...)
 		c.nodes = append(c.nodes, n)
 		n.start(t)
