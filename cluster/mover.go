@@ -32,7 +32,7 @@ const (
 	moveBatchBytes = 4 << 20                // bytes per import entry (a batch may need several)
 	// moveParallel slots of one source group move at a time: their
 	// entries share the group's batched commits.
-	moveParallel = 64
+	moveParallel = 16
 )
 
 // errMoveLeader: this node stopped leading the source group.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"net"
 	"os"
@@ -309,4 +310,24 @@ func FuzzParseSendTime(f *testing.F) {
 			t.Fatalf("parseSendTime(%q) = %v, true; digits %q", payload, d, digits)
 		}
 	})
+}
+
+// TestBenchReshardTiny runs make bench-reshard's workload on a few keys:
+// the bench starts its own servers (from the slotraft binary, so it runs
+// as a child process here), moves a third of the slots under client load,
+// and must report no client error and every key read back.
+func TestBenchReshardTiny(t *testing.T) {
+	bin := buildSlotraft(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "bench", "reshard", "--keys", "3000", "--before", "1s",
+		"--rate", "100", "--conns", "4", "--max-move", "3m", "--timeout", "4m").CombinedOutput()
+	if err != nil {
+		t.Fatalf("slotraft bench reshard: %v\n%s", err, out)
+	}
+	for _, want := range []string{"moved 5460/5460 slots", "client errors: 0", "3000 keys, 0 missing, 0 wrong"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("bench reshard output lacks %q:\n%s", want, out)
+		}
+	}
 }
