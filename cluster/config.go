@@ -49,6 +49,10 @@ type Config struct {
 	// nodes join, up to this many per active node, and spread the slots
 	// over them; 0 keeps the number of groups the cluster started with.
 	GroupsPerNode int
+	// MoveParallel is how many slots a source group's leader moves at
+	// once (default 16): their entries share the group's commits; more
+	// moves faster but slows clients down (docs/benchmarks.md).
+	MoveParallel int
 	// DeadAfter is how long a node may be unreachable before the placement
 	// controller replaces its replicas; default 30 s.
 	DeadAfter time.Duration
@@ -114,6 +118,9 @@ func (c Config) withDefaults() (Config, Peer, error) {
 	}
 	if c.Replicas <= 0 {
 		c.Replicas = 3
+	}
+	if c.MoveParallel <= 0 {
+		c.MoveParallel = 16
 	}
 	if c.DeadAfter <= 0 {
 		c.DeadAfter = 30 * time.Second

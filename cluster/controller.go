@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -38,8 +37,8 @@ const settleMaxLag = 1024
 type controller struct {
 	n    *Node
 	down map[string]time.Time // since when an active node is seen not alive
-	// drained: when this controller removed a drained node; until its
-	// process has left gossip it must not be taken for a joiner.
+	// drained: since when this controller sees a drained, removed node
+	// still alive in gossip; while its process leaves, it is no joiner.
 	drained map[string]time.Time
 }
 
@@ -89,9 +88,6 @@ func (c *controller) step() error {
 		if err != nil {
 			return err
 		}
-		if rm, ok := cmd.(meta.RemoveNode); ok && m.IsDraining(rm.ID) {
-			c.drained[rm.ID] = time.Now()
-		}
 	}
 	if err := c.startMigrations(starts); err != nil {
 		return err
@@ -99,14 +95,18 @@ func (c *controller) step() error {
 	return c.reconcileMetaMembers(n.meta.fsm.Map())
 }
 
-// startMigrations proposes the planned slot migrations, proposeParallel at
-// a time (they touch different slots; Raft batches them), with one log line.
+// startMigrations records the planned slot migrations in one entry: every
+// node rebuilds its routing state once, not once per slot.
 func (c *controller) startMigrations(cmds []meta.Command) error {
 	if len(cmds) == 0 {
 		return nil
 	}
-	err := inParallel(len(cmds), func(i int) error { return c.n.meta.propose(cmds[i]) })
-	c.n.log.Info("placement: slot migrations recorded", "count", len(cmds), "err", err)
+	var batch meta.StartMigrations
+	for _, cmd := range cmds {
+		batch.List = append(batch.List, meta.Migration(cmd.(meta.StartMigration)))
+	}
+	err := c.n.meta.propose(batch)
+	c.n.log.Info("placement: slot migrations recorded", "count", len(batch.List), "err", err)
 	return err
 }
 
@@ -120,10 +120,9 @@ func (c *controller) observe(m *meta.Map) placement.Input {
 		Groups: targetGroups(m, n.cfg.GroupsPerNode), MaxMigrations: maxMigrations,
 	}
 	now := time.Now()
-	maps.DeleteFunc(c.drained, func(_ string, at time.Time) bool { return now.Sub(at) > drainedGrace })
 	for _, p := range n.gossip.alivePeers() {
 		in.Alive[p.ID] = true
-		if _, gone := c.drained[p.ID]; !m.IsActive(p.ID) && !gone {
+		if !m.IsActive(p.ID) && !c.leaving(m, p.ID, now) {
 			in.Joiners = append(in.Joiners, meta.Node{ID: p.ID, Client: p.ClientAddr, Bus: p.BusAddr})
 		}
 	}
@@ -163,6 +162,19 @@ func targetGroups(m *meta.Map, perNode int) int {
 		}
 	}
 	return max(perNode*nodes, len(m.Groups))
+}
+
+// leaving: id was drained and removed, and was first seen alive since
+// then less than drainedGrace ago (its process is leaving). Once the
+// grace is over it may join again as a new member.
+func (c *controller) leaving(m *meta.Map, id string, now time.Time) bool {
+	if nd, ok := m.Node(id); !ok || !nd.Drained {
+		return false
+	}
+	if _, seen := c.drained[id]; !seen {
+		c.drained[id] = now
+	}
+	return now.Sub(c.drained[id]) < drainedGrace
 }
 
 // quorumNeeds finds a group that lists node and whose live replicas are

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/slotraft/slotraft/cluster/meta"
@@ -64,8 +65,31 @@ func (n *Node) MoveSlots(ctx context.Context, to uint32, list []uint16) (int, er
 		}
 		todo = append(todo, slot)
 	}
-	err := inParallel(len(todo), func(i int) error { return n.StartMigration(ctx, todo[i], to, false) })
+	chunks := slices.Collect(slices.Chunk(todo, moveSlotsChunk))
+	err := inParallel(len(chunks), func(i int) error { return n.startMany(ctx, chunks[i], to) })
 	return len(todo), err
+}
+
+// moveSlotsChunk is how many migrations MoveSlots records per meta entry.
+const moveSlotsChunk = 256
+
+// startMany records the migrations of slots to group to in one entry, or,
+// if that fails (one slot's migration conflicts), one by one.
+func (n *Node) startMany(ctx context.Context, list []uint16, to uint32) error {
+	m := n.Map()
+	var batch meta.StartMigrations
+	for _, slot := range list {
+		owner, _ := m.GroupOf(slot)
+		batch.List = append(batch.List, meta.Migration{Slot: slot, From: owner.ID, To: to})
+	}
+	if n.ProposeMeta(ctx, batch) == nil {
+		return nil
+	}
+	var errs []error
+	for _, slot := range list {
+		errs = append(errs, n.StartMigration(ctx, slot, to, false))
+	}
+	return errors.Join(errs...)
 }
 
 // inParallel runs fn(0) … fn(n-1), proposeParallel at a time, and joins

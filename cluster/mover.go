@@ -30,16 +30,13 @@ const (
 	moveRetry      = 200 * time.Millisecond // pause after a failed step
 	moveBatchKeys  = 256                    // keys frozen per batch
 	moveBatchBytes = 4 << 20                // bytes per import entry (a batch may need several)
-	// moveParallel slots of one source group move at a time: their
-	// entries share the group's batched commits.
-	moveParallel = 16
 )
 
 // errMoveLeader: this node stopped leading the source group.
 var errMoveLeader = errors.New("no longer the source group's leader")
 
 // moveLoop is started with the group; it works only while the group is
-// led here, keeping up to moveParallel slots moving: a slot that finishes
+// led here, keeping up to Config.MoveParallel slots moving: a slot that finishes
 // makes room for the next one at once.
 func (g *Group) moveLoop() {
 	tick := time.NewTicker(moveInterval)
@@ -50,7 +47,7 @@ func (g *Group) moveLoop() {
 	// but which this node's copy of the map may still list. This
 	// goroutine's only.
 	busy, finished := map[uint16]bool{}, map[uint16]bool{}
-	done := make(chan moveDone, moveParallel)
+	done := make(chan moveDone, g.node.cfg.MoveParallel)
 	for {
 		changed := g.node.meta.fsm.Changed()
 		if g.raft.State() == raft.Leader {
@@ -92,10 +89,10 @@ func (g *Group) pendingMoves(busy, finished map[uint16]bool) []meta.Migration {
 }
 
 // startMoves starts a goroutine per migration while fewer than
-// moveParallel run; each reports on done.
+// Config.MoveParallel run; each reports on done.
 func (g *Group) startMoves(wg *sync.WaitGroup, migs []meta.Migration, busy map[uint16]bool, done chan<- moveDone) {
 	for _, mig := range migs {
-		if len(busy) == moveParallel {
+		if len(busy) == g.node.cfg.MoveParallel {
 			return
 		}
 		busy[mig.Slot] = true
@@ -243,14 +240,73 @@ func firstError(replies []resp.Value) error {
 }
 
 // finishMigration flips the slot's owner in the map; a retry of a flip
-// that already happened is not an error.
+// that already happened is not an error. The flips of slots finishing at
+// the same time share one meta entry (finishLoop).
 func (n *Node) finishMigration(ctx context.Context, mig meta.Migration) error {
-
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	if err := n.ProposeMeta(ctx, meta.FinishMigration{Slot: mig.Slot, From: mig.From, To: mig.To}); err != nil {
-		return fmt.Errorf("finish migration of slot %d: %w", mig.Slot, err)
+	req := finishReq{mig: mig, done: make(chan error, 1)}
+	select {
+	case n.finishc <- req:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	n.log.Info("slot migrated", "slot", mig.Slot, "from", mig.From, "to", mig.To)
-	return nil
+	select {
+	case err := <-req.done:
+		if err != nil {
+			return fmt.Errorf("finish migration of slot %d: %w", mig.Slot, err)
+		}
+		n.log.Debug("slot migrated", "slot", mig.Slot, "from", mig.From, "to", mig.To)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type finishReq struct {
+	mig  meta.Migration
+	done chan error // buffered 1
+}
+
+// maxFinishBatch bounds the flips proposed in one meta entry.
+const maxFinishBatch = 256
+
+// finishLoop proposes the waiting flips as one FinishMigrations entry; if
+// that fails, each one alone, so one bad request does not fail the others.
+func (n *Node) finishLoop() {
+	for {
+		var reqs []finishReq
+		select {
+		case r := <-n.finishc:
+			reqs = append(reqs, r)
+		case <-n.ctx.Done():
+			return
+		}
+	collect:
+		for len(reqs) < maxFinishBatch {
+			select {
+			case r := <-n.finishc:
+				reqs = append(reqs, r)
+			default:
+				break collect
+			}
+		}
+		n.proposeFinishes(reqs)
+	}
+}
+
+func (n *Node) proposeFinishes(reqs []finishReq) {
+	ctx, cancel := context.WithTimeout(n.ctx, requestTimeout)
+	defer cancel()
+	batch := meta.FinishMigrations{}
+	for _, r := range reqs {
+		batch.List = append(batch.List, r.mig)
+	}
+	err := n.ProposeMeta(ctx, batch)
+	for _, r := range reqs {
+		if err != nil && len(reqs) > 1 {
+			r.done <- n.ProposeMeta(ctx, meta.FinishMigration(r.mig))
+			continue
+		}
+		r.done <- err
+	}
+	n.log.Info("slot migrations finished", "count", len(reqs), "err", err)
 }

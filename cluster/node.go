@@ -39,6 +39,7 @@ type Node struct {
 	// leaveReq is closed by RequestLeave (SLOTRAFT LEAVE): the process
 	// running the node leaves as on SIGTERM (leave.go).
 	leaveReq  chan struct{}
+	finishc   chan finishReq // slot flips for finishLoop (mover.go)
 	leaveOnce sync.Once
 
 	ctx       context.Context // cancelled by Close
@@ -66,6 +67,7 @@ func NewNode(cfg Config) (*Node, error) {
 		self: self,
 
 		leaveReq: make(chan struct{}),
+		finishc:  make(chan finishReq),
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.ms.Store(emptyState(self))
@@ -102,6 +104,7 @@ func NewNode(cfg Config) (*Node, error) {
 	n.reconcile() // from the map on disk, so a restarted node serves at once
 	n.goBackground(n.reconcileLoop)
 	n.goBackground(n.controlLoop)
+	n.goBackground(n.finishLoop)
 	return n, nil
 }
 

@@ -48,15 +48,7 @@ func (n *Node) reconcile() {
 	}
 	if nd, ok := m.Node(n.self.ID); ok && nd.State == meta.Removed && n.removedSeen != nd.Incarnation {
 		n.removedSeen = nd.Incarnation
-		if old.m.IsDraining(n.self.ID) {
-			// Drained by an operator: its process leaves (as on SIGTERM)
-			// instead of being added back by gossip.
-			n.log.Warn("this node was drained and removed from the cluster map: leaving", "epoch", m.Epoch)
-			n.RequestLeave()
-			return
-		}
-		n.log.Warn("this node was removed from the cluster map (down longer than --dead-after, or by an operator): it rejoins as a new member; data of groups it no longer replicates is kept aside",
-			"incarnation", nd.Incarnation, "epoch", m.Epoch)
+		n.noteRemoved(m, nd)
 	}
 	peers, byID := peersOf(m, n.self)
 	next := &mapState{m: m, peers: peers, byID: byID, slot: make([]*Group, slots.Count), replaced: make(chan struct{})}
@@ -79,6 +71,19 @@ func (n *Node) reconcile() {
 	n.ms.Store(next)
 	close(old.replaced)
 	n.ready.Store(m.Initialized())
+}
+
+// noteRemoved reacts to this node's removal from the map: a node drained
+// by an operator leaves (its process exits as on SIGTERM) instead of being
+// added back by gossip; any other rejoins as a new member.
+func (n *Node) noteRemoved(m *meta.Map, nd meta.Node) {
+	if nd.Drained {
+		n.log.Warn("this node was drained and removed from the cluster map: leaving", "epoch", m.Epoch)
+		n.RequestLeave()
+		return
+	}
+	n.log.Warn("this node was removed from the cluster map (down longer than --dead-after, or by an operator): it rejoins as a new member; data of groups it no longer replicates is kept aside",
+		"incarnation", nd.Incarnation, "epoch", m.Epoch)
 }
 
 // reconcileGroup is the group object for mg in the next state.

@@ -28,6 +28,8 @@ const (
 	typeSetRebalance     EntryType = 8
 	typeDrainNode        EntryType = 9
 	typeReleaseMigration EntryType = 10
+	typeStartMigrations  EntryType = 11
+	typeFinishMigrations EntryType = 12
 )
 
 // entryVersion is the first byte of every encoded entry.
@@ -103,6 +105,14 @@ func typeOf(cmd Command) (EntryType, Command) {
 		return typeReleaseMigration, c
 	case *ReleaseMigration:
 		return typeReleaseMigration, *c
+	case StartMigrations:
+		return typeStartMigrations, c
+	case *StartMigrations:
+		return typeStartMigrations, *c
+	case FinishMigrations:
+		return typeFinishMigrations, c
+	case *FinishMigrations:
+		return typeFinishMigrations, *c
 	}
 	panic(fmt.Sprintf("meta: encode of unknown command %T", cmd))
 }
@@ -141,6 +151,10 @@ func Decode(b []byte) (Command, error) {
 		return decodeAs[DrainNode](t, body)
 	case typeReleaseMigration:
 		return decodeAs[ReleaseMigration](t, body)
+	case typeStartMigrations:
+		return decodeAs[StartMigrations](t, body)
+	case typeFinishMigrations:
+		return decodeAs[FinishMigrations](t, body)
 	}
 	if t&IgnoreUnknown != 0 {
 		return nil, fmt.Errorf("%w: type %#02x", ErrIgnored, byte(t))

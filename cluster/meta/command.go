@@ -193,7 +193,7 @@ func (c AddNode) apply(m *Map) error {
 	nd := &m.Nodes[i]
 	switch {
 	case nd.State == Removed:
-		nd.State = Active
+		nd.State, nd.Drained = Active, false
 		nd.Incarnation++
 	case nd.Client == in.Client && nd.Bus == in.Bus:
 		return errUnchanged
@@ -214,7 +214,7 @@ func (c RemoveNode) apply(m *Map) error {
 	if err != nil {
 		return err
 	}
-	nd.State = Removed
+	nd.State, nd.Drained = Removed, nd.State == Draining
 	for j := range m.Groups {
 		g := &m.Groups[j]
 		if slices.Contains(g.Replicas, c.ID) {

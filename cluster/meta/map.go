@@ -31,6 +31,9 @@ type Node struct {
 	// Incarnation counts the times the node was (re)added: a node removed
 	// and added again is a new member under the same id.
 	Incarnation uint64 `json:"incarnation"`
+	// Drained: removed after an operator drained it (DrainNode), not
+	// because it was down: its process leaves rather than rejoining.
+	Drained bool `json:"drained,omitempty"`
 }
 
 // Group is one slot group: the slots it owns and the nodes replicating it.

@@ -139,6 +139,47 @@ func (c FinishMigration) apply(m *Map) error {
 	return nil
 }
 
+// StartMigrations is StartMigration for many slots in one entry (the
+// controller's rebalance): all of them or, on the first error, none.
+type StartMigrations struct {
+	List []Migration `json:"list"`
+}
+
+func (c StartMigrations) apply(m *Map) error {
+	return applyEach(m, c.List, func(mg Migration) error { return StartMigration(mg).apply(m) })
+}
+
+// FinishMigrations is FinishMigration for many slots in one entry (the
+// movers finishing slots at the same time): all of them or, on the first
+// error, none. One map change instead of many: every node rebuilds its
+// routing state once per change.
+type FinishMigrations struct {
+	List []Migration `json:"list"`
+}
+
+func (c FinishMigrations) apply(m *Map) error {
+	return applyEach(m, c.List, func(mg Migration) error { return FinishMigration(mg).apply(m) })
+}
+
+// applyEach applies fn to each migration of list; the ones that change
+// nothing are fine, any other error stops it (Apply then discards m).
+func applyEach(m *Map, list []Migration, fn func(Migration) error) error {
+	changed := false
+	for _, mg := range list {
+		switch err := fn(mg); {
+		case errors.Is(err, errUnchanged):
+		case err != nil:
+			return err
+		default:
+			changed = true
+		}
+	}
+	if !changed {
+		return errUnchanged
+	}
+	return nil
+}
+
 // ReleaseMigration lets the mover finish a held migration of Slot. Without
 // a held migration it changes nothing (a retry, or the slot already moved).
 type ReleaseMigration struct {

@@ -206,3 +206,21 @@ func TestCloneMigrations(t *testing.T) {
 		t.Fatal("Clone shares the migrations")
 	}
 }
+
+func TestApplyMigrationBatches(t *testing.T) {
+	both := []Migration{{Slot: 8191, From: 1, To: 3}, {Slot: 16383, From: 2, To: 1}}
+	runApply(t, []applyCase{
+		{name: "start many", cmd: StartMigrations{List: both},
+			want: func(m *Map) { m.Migrations = both }},
+		{name: "start many again", start: migrating(t), cmd: StartMigrations{List: both}},
+		{name: "one conflict starts none", cmd: StartMigrations{List: []Migration{{Slot: 8191, From: 1, To: 3}, {Slot: 8192, From: 1, To: 3}}}, err: ErrMigration},
+		{name: "finish many", start: migrating(t), cmd: FinishMigrations{List: both},
+			want: func(m *Map) {
+				m.Migrations, m.Moved = nil, 2
+				m.Groups[0].Ranges = slots.WithoutSlot(slots.WithSlot(m.Groups[0].Ranges, 16383), 8191)
+				m.Groups[1].Ranges = slots.WithoutSlot(m.Groups[1].Ranges, 16383)
+				m.Groups[2].Ranges = slots.WithSlot(m.Groups[2].Ranges, 8191)
+			}},
+		{name: "one unknown finishes none", start: migrating(t), cmd: FinishMigrations{List: []Migration{both[0], {Slot: 5, From: 1, To: 2}}}, err: ErrMigration},
+	})
+}

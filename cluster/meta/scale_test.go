@@ -82,12 +82,12 @@ func TestApplyDrain(t *testing.T) {
 			want: func(m *Map) { m.Nodes[2].Client, m.Nodes[2].Bus = "new:1", "new:2" }},
 		{name: "remove draining node", start: dr, cmd: RemoveNode{ID: "n3"},
 			want: func(m *Map) {
-				m.Nodes[2].State = Removed
+				m.Nodes[2].State, m.Nodes[2].Drained = Removed, true
 				m.Groups[0].Replicas, m.Groups[0].Changes = []string{"n1", "n2"}, 1
 				m.Groups[1].Replicas, m.Groups[1].Changes = []string{"n2", "n1"}, 1
 			}},
 		{name: "removed draining node comes back active", start: applyAll(t, dr, RemoveNode{ID: "n3"}), cmd: AddNode{Node: node("n3")},
-			want: func(m *Map) { m.Nodes[2].State, m.Nodes[2].Incarnation = Active, 2 }},
+			want: func(m *Map) { m.Nodes[2].State, m.Nodes[2].Incarnation, m.Nodes[2].Drained = Active, 2, false }},
 
 		// A draining node keeps its replicas until moved, but gets no new one.
 		{name: "draining replica dropped", start: dr, cmd: SetReplicas{Group: 1, Replicas: []string{"n1", "n2"}, Expect: []string{"n1", "n2", "n3"}},

@@ -30,6 +30,8 @@ type Options struct {
 	DeadAfter time.Duration
 	// GroupsPerNode: create slot groups as nodes join (cluster.Config).
 	GroupsPerNode int
+	// MoveParallel: slots a source group moves at once (cluster.Config).
+	MoveParallel int
 }
 
 // Cluster is a running in-process cluster.
@@ -125,7 +127,7 @@ func (c *Cluster) config(i int, bus net.Listener) cluster.Config {
 		ID: p.ID, ClientBind: p.ClientAddr, ClientAdvertise: p.ClientAddr,
 		BusBind: p.BusAddr, BusAdvertise: p.BusAddr, BusListener: bus,
 		DataDir: c.nodes[i].dir, Peers: peers, Join: join, DeadAfter: c.opts.DeadAfter,
-		Groups: c.opts.Groups, Replicas: c.opts.Replicas, GroupsPerNode: c.opts.GroupsPerNode,
+		Groups: c.opts.Groups, Replicas: c.opts.Replicas, GroupsPerNode: c.opts.GroupsPerNode, MoveParallel: c.opts.MoveParallel,
 		Logger:        c.logger.With("node", p.ID),
 		RaftHeartbeat: heartbeat, RaftElection: election, RaftLeaderLease: leaderLease, RaftCommit: commit,
 		Faults: c.opts.Faults, GossipFast: true,
