@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -22,9 +21,9 @@ func cmdSlotraftMoveSlots(s *Server, _ *client, args [][]byte) resp.Value {
 	}
 	var list []uint16
 	for _, a := range args[3:] {
-		r, err := parseSlotSpan(a)
+		r, err := slots.ParseRange(string(a))
 		if err != nil {
-			return resp.Err(err)
+			return resp.Err(errInvalidSlot)
 		}
 		for sl := int(r.Start); sl <= int(r.End); sl++ {
 			list = append(list, uint16(sl))
@@ -37,25 +36,6 @@ func cmdSlotraftMoveSlots(s *Server, _ *client, args [][]byte) resp.Value {
 		return resp.Err(resp.NewError("ERR " + err.Error()))
 	}
 	return resp.Int(int64(n))
-}
-
-// parseSlotSpan parses "slot" or "start-end" (inclusive).
-func parseSlotSpan(b []byte) (slots.Range, error) {
-	lo, hi, found := bytes.Cut(b, []byte("-"))
-	start, err := parseSlot(lo)
-	if err != nil {
-		return slots.Range{}, err
-	}
-	end := start
-	if found {
-		if end, err = parseSlot(hi); err != nil {
-			return slots.Range{}, err
-		}
-	}
-	if end < start {
-		return slots.Range{}, errInvalidSlot
-	}
-	return slots.Range{Start: start, End: end}, nil
 }
 
 func cmdSlotraftRebalance(s *Server, _ *client, _ [][]byte) resp.Value {

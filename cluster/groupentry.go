@@ -20,11 +20,7 @@ func (n *Node) proposeTo(ctx context.Context, gid uint32, e *fsm.Entry) error {
 		return fmt.Errorf("no group %d in the map", gid)
 	}
 	if g.IsLeader() {
-		replies, err := g.proposeEntryReplies(ctx, e)
-		if err != nil {
-			return err
-		}
-		return firstError(replies)
+		return g.proposeEntry(ctx, e)
 	}
 	leader, ok := n.Leader(g)
 	if !ok || leader.ID == n.self.ID {
@@ -70,9 +66,5 @@ func (n *Node) serveGroupEntry(ctx context.Context, _ string, payload []byte) ([
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	replies, err := g.proposeEntryReplies(ctx, e)
-	if err != nil {
-		return nil, err
-	}
-	return nil, firstError(replies)
+	return nil, g.proposeEntry(ctx, e)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/slotraft/slotraft/cluster/meta"
 	"github.com/slotraft/slotraft/fsm"
-	"github.com/slotraft/slotraft/resp"
 )
 
 // The mover runs on a source group's leader and moves the slots the map
@@ -220,23 +219,9 @@ func splitBySize(recs [][]byte, max int) [][][]byte {
 // proposeMove proposes a migration entry to this (source) group and fails
 // if any of its ops was refused.
 func (g *Group) proposeMove(e *fsm.Entry) error {
-
 	ctx, cancel := context.WithTimeout(g.ctx, requestTimeout)
 	defer cancel()
-	replies, err := g.proposeEntryReplies(ctx, e)
-	if err != nil {
-		return err
-	}
-	return firstError(replies)
-}
-
-func firstError(replies []resp.Value) error {
-	for _, v := range replies {
-		if v.IsError() {
-			return resp.NewError(string(v.Str))
-		}
-	}
-	return nil
+	return g.proposeEntry(ctx, e)
 }
 
 // finishMigration flips the slot's owner in the map; a retry of a flip

@@ -76,20 +76,23 @@ func (g *Group) Propose(ctx context.Context, cmds [][][]byte) ([]resp.Value, err
 	return g.submit(ctx, &proposal{cmds: cmds, size: size, done: make(chan proposeResult, 1)})
 }
 
-// proposeEntry proposes a special entry (EntryExpire) through the same
-// path; the proposer sets its Now.
+// proposeEntry proposes a special entry (expiry, settings, slot migration)
+// through the same path; the proposer sets its Now. An op the state
+// machine refused (an EntryMigrate op's error reply) is the error.
 func (g *Group) proposeEntry(ctx context.Context, e *fsm.Entry) error {
-	_, err := g.proposeEntryReplies(ctx, e)
-	return err
-}
-
-// proposeEntryReplies is proposeEntry returning the entry's replies (the
-// ops of an EntryMigrate have one each).
-func (g *Group) proposeEntryReplies(ctx context.Context, e *fsm.Entry) ([]resp.Value, error) {
 	if !g.local {
-		return nil, ErrNotLeader
+		return ErrNotLeader
 	}
-	return g.submit(ctx, &proposal{entry: e, done: make(chan proposeResult, 1)})
+	replies, err := g.submit(ctx, &proposal{entry: e, done: make(chan proposeResult, 1)})
+	if err != nil {
+		return err
+	}
+	for _, v := range replies {
+		if v.IsError() {
+			return resp.NewError(string(v.Str))
+		}
+	}
+	return nil
 }
 
 func (g *Group) submit(ctx context.Context, p *proposal) ([]resp.Value, error) {

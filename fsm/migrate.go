@@ -217,6 +217,7 @@ func (s *State) migrateOut(op [][]byte) resp.Value {
 		s.mig.out = map[uint16]uint32{}
 	}
 	s.mig.out[slot] = uint32(gid)
+	s.outMarks.Store(int32(len(s.mig.out)))
 	return resp.OK()
 }
 
@@ -226,6 +227,7 @@ func (s *State) migrateIn(op [][]byte) resp.Value {
 		return bad
 	}
 	delete(s.mig.out, slot)
+	s.outMarks.Store(int32(len(s.mig.out)))
 	if len(s.mig.frozen[slot]) > 0 {
 		delete(s.mig.frozen, slot)
 		s.mig.frozenChanged()
@@ -377,6 +379,9 @@ func install(c *Ctx, keys [][]byte, objs []*store.Object) int {
 // MigratingOut reports whether slot is marked migrating out, and to which
 // group.
 func (s *State) MigratingOut(slot uint16) (gid uint32, ok bool) {
+	if s.outMarks.Load() == 0 {
+		return 0, false
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	gid, ok = s.mig.out[slot]

@@ -206,5 +206,6 @@ func (s *State) setMigration(m migration) {
 	defer s.mu.Unlock()
 	m.changed = s.mig.changed
 	s.mig = m
+	s.outMarks.Store(int32(len(m.out)))
 	s.mig.frozenChanged() // the frozen keys may differ: let waiters look again
 }

@@ -34,6 +34,9 @@ type State struct {
 	// collect (notify.go); set before the first Apply.
 	notifyClasses func() NotifyClass
 	mig           migration // slot migration: out-marks, frozen keys (migrate.go)
+	// outMarks is len(mig.out), readable without the lock: the router asks
+	// on every write whether its slot is migrating out, and almost never is.
+	outMarks atomic.Int32
 }
 
 // NewState makes an empty State.

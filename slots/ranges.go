@@ -2,8 +2,38 @@ package slots
 
 import (
 	"cmp"
+	"errors"
 	"slices"
+	"strconv"
+	"strings"
 )
+
+// ErrBadRange: ParseRange's input is not a slot or an inclusive range
+// start-end of slots with start <= end.
+var ErrBadRange = errors.New("slots: bad slot or range")
+
+// ParseRange parses "slot" or "start-end" (inclusive), as operators write
+// slots on command lines (SLOTRAFT MOVE-SLOTS, slotraft admin move-slots).
+func ParseRange(s string) (Range, error) {
+	lo, hi, isRange := strings.Cut(s, "-")
+	start, err := parseSlot(lo)
+	end := start
+	if err == nil && isRange {
+		end, err = parseSlot(hi)
+	}
+	if err != nil || end < start {
+		return Range{}, ErrBadRange
+	}
+	return Range{Start: start, End: end}, nil
+}
+
+func parseSlot(s string) (uint16, error) {
+	n, err := strconv.ParseUint(s, 10, 16)
+	if err != nil || n >= Count {
+		return 0, ErrBadRange
+	}
+	return uint16(n), nil
+}
 
 // Merge sorts a copy of rs and joins overlapping and adjacent ranges, so
 // that equal slot sets give equal lists; an empty result is nil. rs is not

@@ -1,6 +1,7 @@
 package slots
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -110,4 +111,30 @@ func FuzzWithSlot(f *testing.F) {
 			t.Fatalf("ranges %v, the set says %v", rs, want)
 		}
 	})
+}
+
+func TestParseRange(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Range
+		ok   bool
+	}{
+		{"5", Range{5, 5}, true},
+		{"0-99", Range{0, 99}, true},
+		{"16383", Range{16383, 16383}, true},
+		{"7-7", Range{7, 7}, true},
+		{"16384", Range{}, false},
+		{"5-3", Range{}, false},
+		{"1-2-3", Range{}, false},
+		{"-1", Range{}, false},
+		{"x", Range{}, false},
+		{"", Range{}, false},
+		{"3-", Range{}, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseRange(tt.in)
+		if tt.ok != (err == nil) || got != tt.want || (err != nil && !errors.Is(err, ErrBadRange)) {
+			t.Errorf("ParseRange(%q) = %v, %v; want %v ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
 }

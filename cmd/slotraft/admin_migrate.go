@@ -155,26 +155,13 @@ func (r *migrateRequest) parseOperands(args []string) error {
 func parseSlotRanges(args []string) ([]slots.Range, error) {
 	out := make([]slots.Range, 0, len(args))
 	for _, a := range args {
-		lo, hi, isRange := strings.Cut(a, "-")
-		start, err1 := parseSlotNumber(lo)
-		end, err2 := start, error(nil)
-		if isRange {
-			end, err2 = parseSlotNumber(hi)
-		}
-		if err1 != nil || err2 != nil || end < start {
+		r, err := slots.ParseRange(a)
+		if err != nil {
 			return nil, fmt.Errorf("bad slot or range %q: want a slot 0-%d or start-end with start <= end", a, slots.Count-1)
 		}
-		out = append(out, slots.Range{Start: start, End: end})
+		out = append(out, r)
 	}
 	return out, nil
-}
-
-func parseSlotNumber(s string) (uint16, error) {
-	n, err := strconv.ParseUint(s, 10, 16)
-	if err != nil || n >= slots.Count {
-		return 0, fmt.Errorf("bad slot %q", s)
-	}
-	return uint16(n), nil
 }
 
 // adminTimeout returns admin's --timeout and whether the command line set it.
