@@ -3,29 +3,27 @@ package cluster
 import (
 	"container/heap"
 	"context"
-	"errors"
-	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
-	"github.com/slotraft/slotraft/slots"
 )
 
-// Blocking commands on the leader. The waiters themselves are replicated
-// state (fsm/blocking.go): a client's BLPOP is proposed like any write, and
-// when it blocks its reply is a marker naming its waiter. The connection's
-// goroutine then waits here for the waiter's reply, which the FSM hands over
-// (SetBlockingHook) when an entry serves it, times it out or drops it.
+// Blocking commands on the leader, the node's half. The waiters themselves
+// are replicated state (fsm/blocking.go): a client's BLPOP is proposed like
+// any write, and when it blocks its outcome is fsm.OutcomeBlocked naming
+// its waiter. The front end then claims the waiter (ClaimWaiter) and waits
+// for its end, which the FSM hands over (SetBlockingHook) when an entry
+// serves it, times it out, drops it or sends it elsewhere.
 //
 // The leader keeps the waiters' deadlines in a heap and proposes
 // EntryUnblock when they pass, and for waiters whose client went away; a
 // new leader proposes EntryClearWaiters once per term. A node that stops
-// leading the group answers its blocked clients with MOVED to the new leader
-// (or, if none is known after a short grace, Redis's UNBLOCKED error), so no
-// client waits forever on a node that can no longer serve it.
+// leading the group ends its claimed waiters as Lost once the new leader
+// is known (the front end answers MOVED), or after a short grace with
+// Redis's UNBLOCKED error, so no client waits forever on a node that can no
+// longer serve it.
 
 const (
 	blockTick        = 50 * time.Millisecond
@@ -34,7 +32,6 @@ const (
 	blockRetry       = time.Second                    // between proposals of the same unblock
 	blockProposeWait = 2 * time.Second
 	maxUnblockBatch  = 512
-	maxWatchStash    = 1 << 20 // bytes read ahead from a blocked client before watching stops
 )
 
 // blockSlot is one waiter of the group as this node knows it.
@@ -42,13 +39,12 @@ type blockSlot struct {
 	id       fsm.WaiterID
 	deadline int64 // unix ms; 0 = none
 	created  time.Time
-	done     chan resp.Value // buffered 1: the one reply
+	done     chan BlockEnd // buffered 1: how it ended
 
 	// Guarded by the registry's mu.
-	claimed   bool   // a connection waits for it
-	hashSlot  uint16 // the claiming command's slot, for MOVED
-	resolved  bool   // its reply is in done
-	abandoned bool   // its client went away: unblock it
+	claimed   bool // a connection waits for it
+	resolved  bool // its end is in done
+	abandoned bool // its client went away: unblock it
 	proposed  time.Time
 	heapIdx   int // in byDeadline, or -1
 }
@@ -83,7 +79,7 @@ func (b *blockRegistry) onEvent(ev fsm.BlockEvent) {
 	defer b.mu.Unlock()
 	if ev.Reset {
 		for _, s := range b.slots {
-			b.resolve(s, resp.Err(fsm.ErrUnblocked))
+			b.resolve(s, BlockEnd{Outcome: fsm.Replied(resp.Err(fsm.ErrUnblocked))})
 		}
 		clear(b.slots)
 		b.byDeadline = b.byDeadline[:0]
@@ -93,7 +89,7 @@ func (b *blockRegistry) onEvent(ev fsm.BlockEvent) {
 		if _, ok := b.slots[w.ID]; ok {
 			continue
 		}
-		s := &blockSlot{id: w.ID, deadline: w.Deadline, created: now, done: make(chan resp.Value, 1), heapIdx: -1}
+		s := &blockSlot{id: w.ID, deadline: w.Deadline, created: now, done: make(chan BlockEnd, 1), heapIdx: -1}
 		b.slots[w.ID] = s
 		if s.deadline != 0 {
 			heap.Push(&b.byDeadline, s)
@@ -102,7 +98,7 @@ func (b *blockRegistry) onEvent(ev fsm.BlockEvent) {
 	}
 	for _, d := range ev.Deferred {
 		if s := b.slots[d.ID]; s != nil {
-			b.resolve(s, d.Reply)
+			b.resolve(s, BlockEnd{Outcome: d.Outcome})
 		}
 	}
 	if added {
@@ -110,12 +106,53 @@ func (b *blockRegistry) onEvent(ev fsm.BlockEvent) {
 	}
 }
 
-// resolve gives s its reply (once) and forgets it unless a connection may
+// BlockEnd is how a blocked command ended: its outcome in the group's
+// state machine, or Lost: this node stopped leading the group, and the
+// client goes to the new leader.
+type BlockEnd struct {
+	Outcome fsm.Outcome
+	Lost    bool
+}
+
+// Waiter is a blocked command of a group led here, claimed by the
+// connection that proposed it (ClaimWaiter).
+type Waiter struct {
+	b *blockRegistry
+	s *blockSlot
+}
+
+// ClaimWaiter attaches the caller, which proposed the command that blocked
+// as waiter id, to that waiter; nil if this node does not know it (it
+// stopped leading the group meanwhile: Unblock it then).
+func (g *Group) ClaimWaiter(id fsm.WaiterID) *Waiter {
+	s := g.blocks.claim(id)
+	if s == nil {
+		return nil
+	}
+	return &Waiter{b: g.blocks, s: s}
+}
+
+// Done delivers the waiter's end, once.
+func (w *Waiter) Done() <-chan BlockEnd { return w.s.done }
+
+// Abandon: the waiter's client went away; the leader unblocks it so that
+// it takes no element.
+func (w *Waiter) Abandon() { w.b.abandon(w.s) }
+
+// Unblock ends waiter id of a group led here with its timeout reply,
+// proposed through the log: for a waiter nobody could claim.
+func (g *Group) Unblock(id fsm.WaiterID) {
+	if g.IsLeader() {
+		_ = g.proposeBlocking(fsm.UnblockEntry([]fsm.WaiterID{id}))
+	}
+}
+
+// resolve gives s its end (once) and forgets it unless a connection may
 // still claim it. b.mu is held.
-func (b *blockRegistry) resolve(s *blockSlot, v resp.Value) {
+func (b *blockRegistry) resolve(s *blockSlot, end BlockEnd) {
 	if !s.resolved {
 		s.resolved = true
-		s.done <- v
+		s.done <- end
 	}
 	if s.heapIdx >= 0 {
 		heap.Remove(&b.byDeadline, s.heapIdx)
@@ -128,14 +165,14 @@ func (b *blockRegistry) resolve(s *blockSlot, v resp.Value) {
 // claim attaches the connection that proposed the command that blocked as
 // waiter id; nil if this node does not know the waiter (it stopped leading
 // the group meanwhile).
-func (b *blockRegistry) claim(id fsm.WaiterID, hashSlot uint16) *blockSlot {
+func (b *blockRegistry) claim(id fsm.WaiterID) *blockSlot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.slots[id]
 	if s == nil || s.claimed || s.abandoned {
 		return nil
 	}
-	s.claimed, s.hashSlot = true, hashSlot
+	s.claimed = true
 	if s.resolved {
 		delete(b.slots, id)
 	}
@@ -155,9 +192,10 @@ func (b *blockRegistry) abandon(s *blockSlot) {
 	b.wake()
 }
 
-// failClaimed answers every blocked client once this node no longer leads
-// the group: MOVED to the new leader when it is known, else after
-// blockGrace UNBLOCKED. It forgets every waiter: claims now fail.
+// failClaimed ends every claimed waiter once this node no longer leads the
+// group: lost (the client is sent to the new leader) when the leader is
+// known, else after blockGrace UNBLOCKED. It forgets every waiter: claims
+// now fail.
 func (b *blockRegistry) failClaimed(now time.Time, final bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -182,11 +220,11 @@ func (b *blockRegistry) failClaimed(now time.Time, final bool) {
 		if !s.claimed || s.resolved {
 			continue
 		}
-		v := resp.Err(fsm.ErrUnblocked)
-		if known {
-			v = resp.Err(resp.ErrMoved(s.hashSlot, leader.ClientAddr))
+		end := BlockEnd{Lost: known}
+		if !known {
+			end.Outcome = fsm.Replied(resp.Err(fsm.ErrUnblocked))
 		}
-		b.resolve(s, v)
+		b.resolve(s, end)
 	}
 	clear(b.slots)
 	b.byDeadline = b.byDeadline[:0]
@@ -209,7 +247,7 @@ func (b *blockRegistry) due(now time.Time, leader bool) ([]fsm.WaiterID, time.Ti
 		orphan := !s.claimed && !s.abandoned && now.Sub(s.created) > blockOrphanAge
 		switch {
 		case orphan && (s.resolved || !leader):
-			b.resolve(s, resp.Value{})
+			b.resolve(s, BlockEnd{})
 			delete(b.slots, s.id)
 		case !leader || s.resolved:
 		case (s.abandoned || orphan || (s.deadline != 0 && s.deadline < nowMs)) && retry(s):
@@ -293,148 +331,4 @@ func (h *slotHeap) Pop() any {
 	*h = old[:len(old)-1]
 	s.heapIdx = -1
 	return s
-}
-
-// waitBlocked waits for the reply of args, a command of c that blocked as
-// waiter id in group g: served, timed out, or ended because this node
-// stopped leading g. It also ends when the client goes away or the server
-// closes.
-func (s *Server) waitBlocked(c *client, g *Group, id fsm.WaiterID, args [][]byte) resp.Value {
-	var hashSlot uint16
-	if cmd := s.table.lookup(args[0]); cmd != nil {
-		if keys := cmd.meta.KeysOf(args); len(keys) > 0 {
-			hashSlot = slots.Of(keys[0])
-		}
-	}
-	slot := g.blocks.claim(id, hashSlot)
-	if slot == nil {
-		// This node stopped leading g since it proposed the command.
-		if g.IsLeader() {
-			_ = g.proposeBlocking(fsm.UnblockEntry([]fsm.WaiterID{id}))
-		}
-		if leader, ok := s.n.Leader(g); ok && leader.ID != s.n.Self().ID && leader.ClientAddr != "" {
-			return resp.Err(resp.ErrMoved(hashSlot, leader.ClientAddr))
-		}
-		return resp.Err(fsm.ErrUnblocked)
-	}
-	var gone <-chan struct{}
-	if c.watch != nil {
-		var stop func()
-		gone, stop = c.watch.watch()
-		defer stop()
-	}
-	select {
-	case v := <-slot.done:
-		return v
-	case <-gone:
-		g.blocks.abandon(slot)
-		c.closing = true
-		return resp.NullArray()
-	case <-s.ctx.Done():
-		g.blocks.abandon(slot)
-		c.closing = true
-		return resp.Err(fsm.ErrUnblocked)
-	}
-}
-
-// watchConn is a client connection that can be read ahead while its handler
-// waits for a blocked command, to notice the client going away: what it
-// reads is kept and returned to the handler's reader afterwards.
-type watchConn struct {
-	net.Conn
-	mu    sync.Mutex
-	stash []byte
-	err   error
-}
-
-func (w *watchConn) Read(p []byte) (int, error) {
-	w.mu.Lock()
-	if len(w.stash) > 0 {
-		n := copy(p, w.stash)
-		w.stash = w.stash[n:]
-		w.mu.Unlock()
-		return n, nil
-	}
-	if w.err != nil {
-		err := w.err
-		w.mu.Unlock()
-		return 0, err
-	}
-	w.mu.Unlock()
-	return w.Conn.Read(p)
-}
-
-// watch reads ahead until stop is called; gone is closed if the client
-// closes the connection (or it fails) meanwhile. Reading ahead stops, and
-// with it the watch, once maxWatchStash bytes are kept.
-func (w *watchConn) watch() (gone <-chan struct{}, stop func()) {
-	goneC := make(chan struct{})
-	exited := make(chan struct{})
-	var stopping atomic.Bool
-	go func() {
-		defer close(exited)
-		buf := make([]byte, 4096)
-		for {
-			n, err := w.Conn.Read(buf)
-			w.mu.Lock()
-			w.stash = append(w.stash, buf[:n]...)
-			full := len(w.stash) >= maxWatchStash
-			if err != nil {
-				var ne net.Error
-				if !(stopping.Load() && errors.As(err, &ne) && ne.Timeout()) {
-					w.err = err
-					close(goneC)
-				}
-			}
-			w.mu.Unlock()
-			if err != nil || full {
-				return
-			}
-		}
-	}()
-	return goneC, func() {
-		stopping.Store(true)
-		_ = w.Conn.SetReadDeadline(time.Now())
-		<-exited
-		_ = w.Conn.SetReadDeadline(time.Time{})
-	}
-}
-
-// watchListener wraps accepted connections in watchConns, which the server
-// finds again by remote address when redcon hands it the connection.
-type watchListener struct {
-	net.Listener
-	t *watchTable
-}
-
-func (l watchListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	w := &watchConn{Conn: c}
-	l.t.put(c.RemoteAddr().String(), w)
-	return w, nil
-}
-
-type watchTable struct {
-	mu sync.Mutex
-	m  map[string]*watchConn
-}
-
-func (t *watchTable) put(addr string, w *watchConn) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[string]*watchConn{}
-	}
-	t.m[addr] = w
-}
-
-func (t *watchTable) take(addr string) *watchConn {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	w := t.m[addr]
-	delete(t.m, addr)
-	return w
 }

@@ -15,8 +15,8 @@ func dynNode(t *testing.T, id, dir string, ln net.Listener, tune func(*Config)) 
 	t.Helper()
 	cfg := Config{
 		ID: id, DataDir: dir, Groups: 3, Replicas: 3, ClientAdvertise: "127.0.0.1:1",
-		Logger: coreTestLogger(), BusListener: ln, GossipFast: true,
-		RaftHeartbeat: testHeartbeat, RaftElection: testElection, RaftLeaderLease: testLease, RaftCommit: testCommit,
+		Logger: TestLogger(), BusListener: ln, GossipFast: true,
+		RaftHeartbeat: TestHeartbeat, RaftElection: TestElection, RaftLeaderLease: TestLease, RaftCommit: TestCommit,
 	}
 	tune(&cfg)
 	n, err := NewNode(cfg)
@@ -80,7 +80,7 @@ func TestBootstrapExpect(t *testing.T) {
 			}
 		}
 	}()
-	pollUntil(t, "one map of 3 nodes on every node", func() bool {
+	PollUntil(t, "one map of 3 nodes on every node", func() bool {
 		return fullMap(nodes[0], 3) && fullMap(nodes[1], 3) && fullMap(nodes[2], 3)
 	})
 	epoch := nodes[0].Map().Epoch
@@ -97,7 +97,7 @@ func TestBootstrapExpect(t *testing.T) {
 		}
 		nodes[i] = start(i, ln)
 	}
-	pollUntil(t, "the same map after a full restart", func() bool {
+	PollUntil(t, "the same map after a full restart", func() bool {
 		return fullMap(nodes[0], 3) && fullMap(nodes[1], 3) && fullMap(nodes[2], 3)
 	})
 	if got := nodes[0].Map().Epoch; got < epoch {
@@ -115,10 +115,10 @@ func TestBootstrapThenJoin(t *testing.T) {
 	dir1 := t.TempDir()
 	n1 := dynNode(t, "b1", dir1, ln1, func(c *Config) { c.Bootstrap, c.Join = true, []string{seed} })
 	defer func() { _ = n1.Close() }()
-	pollUntil(t, "a one-node cluster", func() bool { return fullMap(n1, 1) })
+	PollUntil(t, "a one-node cluster", func() bool { return fullMap(n1, 1) })
 	n2 := dynNode(t, "b2", t.TempDir(), ln2, func(c *Config) { c.Join = []string{seed} })
 	defer func() { _ = n2.Close() }()
-	pollUntil(t, "the joiner replicating every group", func() bool {
+	PollUntil(t, "the joiner replicating every group", func() bool {
 		if !fullMap(n1, 2) || !fullMap(n2, 2) {
 			return false
 		}
@@ -140,7 +140,7 @@ func TestBootstrapThenJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	n1 = dynNode(t, "b1", dir1, ln, func(c *Config) { c.Bootstrap, c.Join = true, []string{seed} })
-	pollUntil(t, "the restarted bootstrap node back in the same cluster", func() bool {
+	PollUntil(t, "the restarted bootstrap node back in the same cluster", func() bool {
 		return fullMap(n1, 2) && n1.MetaLeader() != "" && n1.MetaLeader() == n2.MetaLeader()
 	})
 }

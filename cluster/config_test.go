@@ -1,10 +1,11 @@
 package cluster
 
 import (
-	"github.com/slotraft/slotraft/cluster/meta"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/slotraft/slotraft/cluster/meta"
 )
 
 func TestConfigDefaults(t *testing.T) {

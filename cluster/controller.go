@@ -201,7 +201,7 @@ func quorumNeeds(m *meta.Map, node string, alive map[string]bool) (uint32, bool)
 // settled says, per group, whether its leader's Raft membership is the
 // map's replica set, all voting, and every replica has caught up.
 func (c *controller) settled(m *meta.Map) map[uint32]bool {
-	ctx, cancel := context.WithTimeout(c.n.ctx, statusTimeout)
+	ctx, cancel := context.WithTimeout(c.n.ctx, StatusTimeout)
 	defer cancel()
 	_, all, errs := c.n.views(ctx)
 	views := map[string]NodeView{}

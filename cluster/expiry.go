@@ -42,7 +42,7 @@ func (g *Group) expireOnce() int {
 	st := g.fsm.State()
 	now := max(time.Now().UnixMilli(), st.LastNow())
 	var keys [][]byte
-	st.View(func(s *store.Store) {
+	st.View(func(s store.Reader) {
 		for _, k := range s.Expired(now, expireBatch) {
 			keys = append(keys, bytes.Clone(k))
 		}

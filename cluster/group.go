@@ -104,9 +104,45 @@ func (g *Group) Local() bool { return g != nil && g.local }
 // IsLeader reports whether this node's replica is the group's Raft leader.
 func (g *Group) IsLeader() bool { return g != nil && g.local && g.raft.State() == raft.Leader }
 
+// Term is the local replica's current Raft term (0 if not hosted here).
+func (g *Group) Term() uint64 {
+	if !g.Local() {
+		return 0
+	}
+	return g.raft.CurrentTerm()
+}
+
+// AppliedIndex is the last log index the local replica applied (0 if not
+// hosted here).
+func (g *Group) AppliedIndex() uint64 {
+	if !g.Local() {
+		return 0
+	}
+	return g.raft.AppliedIndex()
+}
+
+// TransferLeadership hands the leadership of a group led here to its most
+// up-to-date follower.
+func (g *Group) TransferLeadership() error {
+	if !g.IsLeader() {
+		return ErrNotLeader
+	}
+	return g.transferLeadership(nil)
+}
+
+// State is the local replica's state, read-only, with no leadership
+// check: for state that needs no linearizable read (migration marks);
+// nil if the group is not hosted here.
+func (g *Group) State() fsm.Reader {
+	if !g.Local() {
+		return nil
+	}
+	return g.fsm.State()
+}
+
 // ReadStale runs fn on the local replica's state, with no leadership check
 // (READONLY connections): ErrNotLeader if the group is not hosted here.
-func (g *Group) ReadStale(fn func(st *fsm.State)) error {
+func (g *Group) ReadStale(fn func(st fsm.Reader)) error {
 	if !g.Local() {
 		return ErrNotLeader
 	}

@@ -15,7 +15,7 @@ import (
 func (n *Node) proposeTo(ctx context.Context, gid uint32, e *fsm.Entry) error {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	g, ok := n.group(gid)
+	g, ok := n.Group(gid)
 	if !ok {
 		return fmt.Errorf("no group %d in the map", gid)
 	}
@@ -60,7 +60,7 @@ func (n *Node) serveGroupEntry(ctx context.Context, _ string, payload []byte) ([
 	if err != nil {
 		return nil, err
 	}
-	g, ok := n.group(gid)
+	g, ok := n.Group(gid)
 	if !ok || !g.IsLeader() {
 		return nil, fmt.Errorf("group %d is not led by %s", gid, n.self.ID)
 	}

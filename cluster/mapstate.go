@@ -78,8 +78,12 @@ func (n *Node) Groups() []*Group { return append([]*Group(nil), n.state().groups
 // the map is known).
 func (n *Node) GroupOf(slot uint16) *Group { return n.state().slot[slot] }
 
-// group finds a group by id.
-func (n *Node) group(id uint32) (*Group, bool) {
+// Group finds a group by id.
+func (n *Node) Group(id uint32) (*Group, bool) {
 	g := n.state().groupByID(id)
 	return g, g != nil
 }
+
+// MapChanged is closed when a newer cluster map replaces the one in use
+// now: a caller reads the map after taking it and waits on it for the next.
+func (n *Node) MapChanged() <-chan struct{} { return n.state().replaced }

@@ -166,10 +166,10 @@ func (g *Group) runMove(mig meta.Migration, term uint64) error {
 func (g *Group) slotKeys(slot uint16) (frozen, live [][]byte, err error) {
 	ctx, cancel := context.WithTimeout(g.ctx, requestTimeout)
 	defer cancel()
-	err = g.Read(ctx, func(st *fsm.State) {
+	err = g.Read(ctx, func(st fsm.Reader) {
 		frozen = st.Frozen(slot)
 		if len(frozen) == 0 {
-			live = st.LiveKeysInSlot(readNow(st), slot, moveBatchKeys)
+			live = st.LiveKeysInSlot(ReadNow(st), slot, moveBatchKeys)
 		}
 	})
 	return frozen, live, err
@@ -180,9 +180,9 @@ func (g *Group) copyFrozen(mig meta.Migration, term uint64) error {
 	var frozen, recs [][]byte
 	ctx, cancel := context.WithTimeout(g.ctx, requestTimeout)
 	defer cancel()
-	err := g.Read(ctx, func(st *fsm.State) {
+	err := g.Read(ctx, func(st fsm.Reader) {
 		frozen = st.Frozen(mig.Slot)
-		recs = st.ExportRecords(readNow(st), frozen)
+		recs = st.ExportRecords(ReadNow(st), frozen)
 	})
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/slotraft/slotraft/cluster/transport"
@@ -17,6 +18,10 @@ import (
 // nothing was proposed: the caller may redirect to the leader.
 var ErrNotLeader = errors.New("not the leader")
 
+// requestTimeout bounds how long the node's own proposals and calls for a
+// group wait (the front end has its own for clients' commands).
+const requestTimeout = 10 * time.Second
+
 // Node is one slotraft node: the groups it hosts and the bus they share.
 type Node struct {
 	cfg    Config
@@ -25,8 +30,9 @@ type Node struct {
 	ms     atomic.Pointer[mapState] // the cluster map as used here (mapstate.go)
 	meta   *metaGroup               // the meta group's replica here (metagroup.go)
 	mux    *transport.Mux
-	rpc    rpcTable // node-to-node services (rpc.go)
-	gossip *gossip  // liveness of the other nodes (gossip.go)
+	rpc    rpcTable   // node-to-node services (rpc.go)
+	gossip *gossip    // liveness of the other nodes (gossip.go)
+	fwd    *forwarder // published messages to the other nodes (forward.go)
 	// ready: the map is known and the hosted groups are open.
 	ready atomic.Bool
 	// stateMu serialises map reconciliation against Close's shutdown.
@@ -73,6 +79,9 @@ func NewNode(cfg Config) (*Node, error) {
 	n.ms.Store(emptyState(self))
 	n.rpc.handle(svcStatus, n.serveStatus)
 	n.rpc.handle(svcEntry, n.serveGroupEntry)
+	n.rpc.handle(svcFunction, n.serveFunctionRPC) // FUNCTION changes for groups led here (function_fanout.go)
+	n.fwd = newForwarder(n)
+	n.rpc.handle(svcPublish, n.fwd.serveRPC) // messages published on other nodes (forward.go)
 	ln := cfg.BusListener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.BusBind); err != nil {
@@ -180,7 +189,7 @@ func (n *Node) control(id uint32) (transport.Status, bool) {
 	if id == MetaGroupID && n.meta != nil {
 		return raftStatus(n.meta.raft), true
 	}
-	g, ok := n.group(id)
+	g, ok := n.Group(id)
 	if !n.ready.Load() || !ok || !g.local {
 		return transport.Status{}, false
 	}

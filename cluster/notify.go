@@ -9,7 +9,8 @@ import (
 
 // Keyspace notifications (notify-keyspace-events). The state machine
 // collects the events of each entry (fsm/notify.go); this file decides on
-// which node they are published and publishes them.
+// which node they are published, and hands them to the front end, which
+// publishes them.
 //
 // As in Redis Cluster, events are node-local: they go to the subscribers of
 // the node that holds the key as master — here the leader of the key's
@@ -21,17 +22,25 @@ import (
 // leader. Around a change of leader an event may be published by both
 // leaders or by neither, as pub/sub's at-most-once delivery allows.
 
-// keyspaceEvents is a node's notification setting and the server its
-// events are published on.
+// keyspaceEvents is a node's notification setting and where its events go.
 type keyspaceEvents struct {
-	flags atomic.Uint32          // fsm.NotifyClass: notify-keyspace-events
-	srv   atomic.Pointer[Server] // set by NewServer
+	flags   atomic.Uint32                         // fsm.NotifyClass: notify-keyspace-events
+	publish atomic.Pointer[func(evs []fsm.Event)] // set by the front end (HandleKeyspaceEvents)
 }
 
-// attach makes s the server that publishes this node's events.
-func (k *keyspaceEvents) attach(s *Server) { k.srv.Store(s) }
-
 func (k *keyspaceEvents) classes() fsm.NotifyClass { return fsm.NotifyClass(k.flags.Load()) }
+
+// NotifyClasses is the notify-keyspace-events setting of this node.
+func (n *Node) NotifyClasses() fsm.NotifyClass { return n.keyspace.classes() }
+
+// SetNotifyClasses sets notify-keyspace-events for this node (a per-node
+// setting, as in Redis Cluster).
+func (n *Node) SetNotifyClasses(c fsm.NotifyClass) { n.keyspace.flags.Store(uint32(c)) }
+
+// HandleKeyspaceEvents sets fn to publish the keyspace events of the
+// entries applied by the groups this node leads. fn runs inside Apply: it
+// must only queue messages, never wait.
+func (n *Node) HandleKeyspaceEvents(fn func(evs []fsm.Event)) { n.keyspace.publish.Store(&fn) }
 
 // notifyClasses is the group FSM's question before each entry: the event
 // classes to collect, none unless notifications are on and this node's
@@ -45,44 +54,10 @@ func (g *Group) notifyClasses() fsm.NotifyClass {
 	return c
 }
 
-// Channel prefixes (Redis's database is always 0 here).
-const (
-	keyspacePrefix = "__keyspace@0__:"
-	keyeventPrefix = "__keyevent@0__:"
-)
-
-// publishEvents publishes an entry's events to this node's subscribers,
-// from inside Apply: publishLocal only queues messages, it never waits for
-// a subscriber.
+// publishEvents hands an entry's events to the front end, from inside
+// Apply.
 func (g *Group) publishEvents(evs []fsm.Event) {
-	k := &g.node.keyspace
-	s := k.srv.Load()
-	if s == nil {
-		return
+	if publish := g.node.keyspace.publish.Load(); publish != nil {
+		(*publish)(evs)
 	}
-	flags := k.classes()
-	var ch []byte
-	for _, e := range evs {
-		if flags&fsm.NotifyKeyspace != 0 {
-			ch = append(append(ch[:0], keyspacePrefix...), e.Key...)
-			s.publishLocal(ch, []byte(e.Name))
-		}
-		if flags&fsm.NotifyKeyevent != 0 {
-			ch = append(append(ch[:0], keyeventPrefix...), e.Name...)
-			s.publishLocal(ch, e.Key)
-		}
-	}
-}
-
-// The notify-keyspace-events parameter of CONFIG (config_cmd.go).
-
-func getNotifyKeyspaceEvents(s *Server) string { return s.n.keyspace.classes().String() }
-
-func setNotifyKeyspaceEvents(s *Server, value string) error {
-	f, err := fsm.ParseNotifyClasses(value)
-	if err != nil {
-		return err
-	}
-	s.n.keyspace.flags.Store(uint32(f))
-	return nil
 }

@@ -42,8 +42,8 @@ type proposal struct {
 }
 
 type proposeResult struct {
-	replies []resp.Value
-	err     error
+	outcomes []fsm.Outcome
+	err      error
 }
 
 type inflight struct {
@@ -52,7 +52,7 @@ type inflight struct {
 }
 
 // Propose proposes cmds (each a command's arguments, name first) as part of
-// one log entry, batched with other callers', and returns one reply per
+// one log entry, batched with other callers', and returns one outcome per
 // command once the entry is applied here.
 //
 // Errors: ErrNotLeader (wrapped) means nothing reached the log and the
@@ -60,7 +60,7 @@ type inflight struct {
 // entry may have been appended and may yet commit, so it must not be
 // retried on a client's behalf; ctx.Err() alone means the caller gave up
 // before anything was handed to Raft.
-func (g *Group) Propose(ctx context.Context, cmds [][][]byte) ([]resp.Value, error) {
+func (g *Group) Propose(ctx context.Context, cmds [][][]byte) ([]fsm.Outcome, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
@@ -78,24 +78,22 @@ func (g *Group) Propose(ctx context.Context, cmds [][][]byte) ([]resp.Value, err
 
 // proposeEntry proposes a special entry (expiry, settings, slot migration)
 // through the same path; the proposer sets its Now. An op the state
-// machine refused (an EntryMigrate op's error reply) is the error.
+// machine refused is the error (it wraps fsm.ErrOpRefused).
 func (g *Group) proposeEntry(ctx context.Context, e *fsm.Entry) error {
-	if !g.local {
-		return ErrNotLeader
-	}
-	replies, err := g.submit(ctx, &proposal{entry: e, done: make(chan proposeResult, 1)})
-	if err != nil {
-		return err
-	}
-	for _, v := range replies {
-		if v.IsError() {
-			return resp.NewError(string(v.Str))
-		}
-	}
-	return nil
+	_, err := g.proposeSpecial(ctx, e)
+	return err
 }
 
-func (g *Group) submit(ctx context.Context, p *proposal) ([]resp.Value, error) {
+// proposeSpecial is proposeEntry returning the entry's outcomes (one per
+// op), for entries whose ops answer clients (EntryFunctions).
+func (g *Group) proposeSpecial(ctx context.Context, e *fsm.Entry) ([]fsm.Outcome, error) {
+	if !g.local {
+		return nil, ErrNotLeader
+	}
+	return g.submit(ctx, &proposal{entry: e, done: make(chan proposeResult, 1)})
+}
+
+func (g *Group) submit(ctx context.Context, p *proposal) ([]fsm.Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -109,7 +107,7 @@ func (g *Group) submit(ctx context.Context, p *proposal) ([]resp.Value, error) {
 	}
 	select {
 	case r := <-p.done:
-		return r.replies, r.err
+		return r.outcomes, r.err
 	case <-ctx.Done():
 		if p.state.CompareAndSwap(stateQueued, stateAbandoned) {
 			return nil, ctx.Err()
@@ -120,7 +118,7 @@ func (g *Group) submit(ctx context.Context, p *proposal) ([]resp.Value, error) {
 			return nil, ErrNotLeader
 		}
 		r := <-p.done // the responder answers every handed entry before Raft stops
-		return r.replies, r.err
+		return r.outcomes, r.err
 	}
 }
 
@@ -226,7 +224,7 @@ func (g *Group) respondLoop() {
 		if err := in.f.Error(); err != nil {
 			failAll(in.props, applyError(err))
 		} else {
-			splitReplies(in.props, in.f.Response())
+			splitOutcomes(in.props, in.f.Response())
 		}
 		g.inflightN.Add(-1)
 	}
@@ -247,34 +245,35 @@ func applyError(err error) error {
 	}
 }
 
-// splitReplies hands each proposal its replies from an applied entry.
-func splitReplies(props []*proposal, response any) {
-	var replies []resp.Value
+// splitOutcomes hands each proposal its outcomes from an applied entry.
+func splitOutcomes(props []*proposal, response any) {
+	var outcomes []fsm.Outcome
+	var refused error
 	switch r := response.(type) {
 	case *fsm.ApplyResult:
 		if r != nil {
-			replies = r.Replies
+			outcomes, refused = r.Outcomes, r.Err
 		}
 	case error:
 		failAll(props, fmt.Errorf("%w: apply: %w", resp.ErrOutcomeUnknown, r))
 		return
 	}
-	if len(props) == 1 && props[0].entry != nil { // a special entry: its replies, however many
-		props[0].done <- proposeResult{replies: replies}
+	if len(props) == 1 && props[0].entry != nil { // a special entry: its outcomes, however many
+		props[0].done <- proposeResult{outcomes: outcomes, err: refused}
 		return
 	}
 	want := 0
 	for _, p := range props {
 		want += len(p.cmds)
 	}
-	if len(replies) != want {
-		failAll(props, fmt.Errorf("%w: apply returned %d replies for %d commands", resp.ErrOutcomeUnknown, len(replies), want))
+	if len(outcomes) != want {
+		failAll(props, fmt.Errorf("%w: apply returned %d outcomes for %d commands", resp.ErrOutcomeUnknown, len(outcomes), want))
 		return
 	}
 	for _, p := range props {
 		n := len(p.cmds)
-		p.done <- proposeResult{replies: replies[:n:n]}
-		replies = replies[n:]
+		p.done <- proposeResult{outcomes: outcomes[:n:n]}
+		outcomes = outcomes[n:]
 	}
 }
 

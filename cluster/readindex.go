@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/slotraft/slotraft/fsm"
@@ -17,6 +18,13 @@ import (
 
 const maxReadBatch = 4096
 
+// ReadNow is the time a read of st runs at: the leader's clock, never
+// before the time of the last applied entry (so a key the log already
+// expired stays expired).
+func ReadNow(st fsm.Reader) int64 {
+	return max(time.Now().UnixMilli(), st.LastNow())
+}
+
 type readWaiter struct {
 	done chan error // buffered 1
 }
@@ -24,7 +32,7 @@ type readWaiter struct {
 // Read runs fn against the group's state once this node is known to be the
 // leader with every committed entry applied. ErrNotLeader (wrapped) if it is
 // not; ctx.Err() if the caller gave up first.
-func (g *Group) Read(ctx context.Context, fn func(st *fsm.State)) error {
+func (g *Group) Read(ctx context.Context, fn func(st fsm.Reader)) error {
 	if !g.local {
 		return ErrNotLeader
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// statusTimeout bounds how long a status call waits for one peer: a node
+// StatusTimeout bounds how long a status call waits for one peer: a node
 // that does not answer in time is reported unreachable.
-const statusTimeout = time.Second
+const StatusTimeout = time.Second
 
 // ReplicaView is one node's view of one group it hosts.
 type ReplicaView struct {
@@ -130,7 +130,7 @@ func (n *Node) serveStatus(context.Context, string, []byte) ([]byte, error) {
 	return json.Marshal(n.View())
 }
 
-// Status asks every node for its view (in parallel, statusTimeout each)
+// Status asks every node for its view (in parallel, StatusTimeout each)
 // and assembles the cluster's status.
 func (n *Node) Status(ctx context.Context) ClusterStatus {
 	peers, views, errs := n.views(ctx)
@@ -143,7 +143,7 @@ func (n *Node) Status(ctx context.Context) ClusterStatus {
 	return cs
 }
 
-// views asks every peer for its view, in parallel (statusTimeout each);
+// views asks every peer for its view, in parallel (StatusTimeout each);
 // views[i] and errs[i] belong to peers[i] (the map's active nodes at the
 // call), this node's own view included.
 func (n *Node) views(ctx context.Context) (peers []Peer, views []NodeView, errs []error) {
@@ -163,7 +163,7 @@ func (n *Node) views(ctx context.Context) (peers []Peer, views []NodeView, errs 
 }
 
 func (n *Node) peerView(ctx context.Context, id string) (NodeView, error) {
-	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	ctx, cancel := context.WithTimeout(ctx, StatusTimeout)
 	defer cancel()
 	b, err := n.call(ctx, id, svcStatus, nil)
 	if err != nil {

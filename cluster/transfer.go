@@ -67,9 +67,9 @@ func (g *Group) preferred() Peer {
 	return reps[0]
 }
 
-// transferWait bounds how long SLOTRAFT TRANSFER-LEADER waits for the
+// TransferWait bounds how long SLOTRAFT TRANSFER-LEADER waits for the
 // leadership to arrive at the chosen replica.
-const transferWait = 10 * time.Second
+const TransferWait = 10 * time.Second
 
 // ErrTransfer wraps the errors of TransferLeader.
 var ErrTransfer = errors.New("transfer leader")
@@ -78,7 +78,7 @@ var ErrTransfer = errors.New("transfer leader")
 // the group's log, so it holds across failovers and restarts) and waits
 // until `to` leads the group.
 func (n *Node) TransferLeader(ctx context.Context, gid uint32, to string) error {
-	g, ok := n.group(gid)
+	g, ok := n.Group(gid)
 	if !ok {
 		return fmt.Errorf("%w: no group %d", ErrTransfer, gid)
 	}
@@ -88,14 +88,14 @@ func (n *Node) TransferLeader(ctx context.Context, gid uint32, to string) error 
 	if err := n.setGroupSetting(ctx, g, fsm.SettingPreferredLeader, to); err != nil {
 		return fmt.Errorf("%w: group %d: %w", ErrTransfer, gid, err)
 	}
-	deadline := time.Now().Add(transferWait)
+	deadline := time.Now().Add(TransferWait)
 	for {
 		if p, ok := n.Leader(g); ok && p.ID == to {
 			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w: %s is group %d's preferred leader now, but did not take the leadership within %v (is it healthy?)",
-				ErrTransfer, to, gid, transferWait)
+				ErrTransfer, to, gid, TransferWait)
 		}
 		select {
 		case <-ctx.Done():

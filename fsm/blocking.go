@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/slotraft/slotraft/resp"
 	"github.com/slotraft/slotraft/store"
@@ -16,8 +15,8 @@ import (
 // Blocking commands (BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX
 // BZMPOP). Their Run is the non-blocking form. When a client's command of
 // an EntryCommands entry gets a null reply from it, the state records a
-// waiter in a FIFO queue per key and the command's reply becomes a "blocked"
-// marker (see BlockedWaiter). After every command of an entry, the waiters
+// waiter in a FIFO queue per key and the command's outcome is
+// OutcomeBlocked, naming the waiter. After every command of an entry, the waiters
 // queued on the keys that gained elements (Ctx.Ready) are served in FIFO
 // order by running their command again, as Redis's
 // handleClientsBlockedOnKeys does; each served waiter's reply is a Deferred
@@ -77,10 +76,11 @@ type Blocked struct {
 	Deadline int64  // unix ms; 0 = no deadline
 }
 
-// Deferred is the reply of a waiter that ended: served, timed out or dropped.
+// Deferred is the outcome of a waiter that ended: served, timed out,
+// dropped, or sent elsewhere because its keys left a migrating slot.
 type Deferred struct {
-	ID    WaiterID
-	Reply resp.Value
+	ID      WaiterID
+	Outcome Outcome
 }
 
 // BlockEvent is what the blocking hook (FSM.SetBlockingHook) receives.
@@ -140,19 +140,36 @@ func numkeysKeys(args [][]byte) [][]byte {
 	return args[3 : 3+n]
 }
 
-var blockSpecs = map[string]*blockSpec{
-	"blpop":      {kind: store.TypeList, timeout: lastArgTimeout, keys: keysBeforeTimeout},
-	"brpop":      {kind: store.TypeList, timeout: lastArgTimeout, keys: keysBeforeTimeout},
-	"brpoplpush": {kind: store.TypeList, timeout: func([][]byte) int { return 3 }, keys: firstKey},
-	"blmove":     {kind: store.TypeList, timeout: func([][]byte) int { return 5 }, keys: firstKey},
-	"blmpop":     {kind: store.TypeList, timeout: func([][]byte) int { return 1 }, keys: numkeysKeys},
-	"bzpopmin":   {kind: store.TypeZSet, timeout: lastArgTimeout, keys: keysBeforeTimeout},
-	"bzpopmax":   {kind: store.TypeZSet, timeout: lastArgTimeout, keys: keysBeforeTimeout},
-	"bzmpop":     {kind: store.TypeZSet, timeout: func([][]byte) int { return 1 }, keys: numkeysKeys},
-	"xread": {kind: store.TypeStream, timeout: xreadBlockArg, keys: xreadKeys, timeoutMs: true,
-		prepare: xreadResolveDollar},
-	"xreadgroup": {kind: store.TypeStream, timeout: xreadBlockArg, keys: xreadKeys, timeoutMs: true,
-		unblockOnGone: true},
+// The block specs of the blocking commands, set on their table entries
+// (Command.blocks).
+var (
+	// BLPOP BRPOP BZPOPMIN BZPOPMAX key [key …] timeout.
+	listPopBlock = &blockSpec{kind: store.TypeList, timeout: lastArgTimeout, keys: keysBeforeTimeout}
+	zsetPopBlock = &blockSpec{kind: store.TypeZSet, timeout: lastArgTimeout, keys: keysBeforeTimeout}
+	// BLMPOP/BZMPOP timeout numkeys key [key …] ….
+	listMPopBlock = &blockSpec{kind: store.TypeList, timeout: argAt(1), keys: numkeysKeys}
+	zsetMPopBlock = &blockSpec{kind: store.TypeZSet, timeout: argAt(1), keys: numkeysKeys}
+	// XREAD … BLOCK ms … STREAMS key [key …] id [id …]; XREADGROUP also
+	// runs again when its group goes away.
+	xreadBlock = &blockSpec{kind: store.TypeStream, timeout: xreadBlockArg, keys: xreadKeys, timeoutMs: true,
+		prepare: xreadResolveDollar}
+	xreadGroupBlock = &blockSpec{kind: store.TypeStream, timeout: xreadBlockArg, keys: xreadKeys, timeoutMs: true,
+		unblockOnGone: true}
+)
+
+// moveBlock: BLMOVE/BRPOPLPUSH wait on their source; the timeout is
+// argument timeoutAt.
+func moveBlock(timeoutAt int) *blockSpec {
+	return &blockSpec{kind: store.TypeList, timeout: argAt(timeoutAt), keys: firstKey}
+}
+
+// argAt is a timeout at a fixed argument index.
+func argAt(i int) func([][]byte) int { return func([][]byte) int { return i } }
+
+// blocks makes cmd a blocking command that blocks as spec says.
+func (cmd *Command) blocks(spec *blockSpec) *Command {
+	cmd.block = spec
+	return cmd
 }
 
 // xreadKeys: XREAD/XREADGROUP … STREAMS key [key …] id [id …].
@@ -181,45 +198,26 @@ func xreadResolveDollar(c *Ctx, args [][]byte) [][]byte {
 }
 
 func blockSpecOf(name []byte) *blockSpec {
-	if s, ok := blockSpecs[string(name)]; ok {
-		return s
+	if cmd := Lookup(name); cmd != nil {
+		return cmd.block
 	}
-	return blockSpecs[strings.ToLower(string(name))]
+	return nil
 }
 
-// IsBlocking reports whether name is a command that may block.
-func IsBlocking(name []byte) bool { return blockSpecOf(name) != nil }
+// Blocking reports whether the command may block.
+func (cmd *Command) Blocking() bool { return cmd.block != nil }
 
-// BlocksOn reports whether args is a call that may block: a blocking
-// command with its timeout argument (XREAD and XREADGROUP block only with
-// BLOCK). XREAD is a read-only command, but with BLOCK it must be proposed
-// to the log like a write so that it can wait there.
-func BlocksOn(args [][]byte) bool {
-	if len(args) == 0 {
+// BlocksOn reports whether args, a call of cmd with its arity checked, may
+// block: a blocking command with its timeout argument (XREAD and
+// XREADGROUP block only with BLOCK). XREAD is a read-only command, but with
+// BLOCK it must be proposed to the log like a write so that it can wait
+// there.
+func (cmd *Command) BlocksOn(args [][]byte) bool {
+	if cmd.block == nil {
 		return false
 	}
-	spec := blockSpecOf(args[0])
-	if spec == nil {
-		return false
-	}
-	ti := spec.timeout(args)
+	ti := cmd.block.timeout(args)
 	return ti > 0 && ti < len(args)
-}
-
-// blockedTag starts the Str of a blocked marker (a null reply otherwise).
-const blockedTag = "\x00slotraft:blocked\x00"
-
-// BlockedWaiter reports whether v, a command's reply from Apply, is the
-// marker of a command that blocked, and which waiter it is. The marker is
-// the null reply of the non-blocking form with a hidden tag, so a path that
-// does not know about blocking answers the client as Redis would inside
-// MULTI.
-func BlockedWaiter(v resp.Value) (WaiterID, bool) {
-	if (v.Kind != resp.KindNull && v.Kind != resp.KindNullArray) ||
-		len(v.Str) != len(blockedTag)+waiterIDLen || string(v.Str[:len(blockedTag)]) != blockedTag {
-		return WaiterID{}, false
-	}
-	return ParseWaiterID(v.Str[len(blockedTag):])
 }
 
 func isNullReply(v resp.Value) bool { return v.Kind == resp.KindNull || v.Kind == resp.KindNullArray }
@@ -349,27 +347,25 @@ func newWaiter(spec *blockSpec, args [][]byte, id WaiterID, term uint64, now int
 }
 
 // maybeBlock turns the null reply of a client's blocking command into a
-// waiter and its marker.
-func (s *State) maybeBlock(c *Ctx, args [][]byte, pos int, reply resp.Value, term uint64, res *ApplyResult) resp.Value {
+// waiter and the outcome OutcomeBlocked.
+func (s *State) maybeBlock(c *Ctx, args [][]byte, pos int, reply resp.Value, term uint64, res *ApplyResult) Outcome {
 	if c.NoBlock || !isNullReply(reply) || len(args) == 0 {
-		return reply
+		return Replied(reply)
 	}
 	spec := blockSpecOf(args[0])
 	if spec == nil {
-		return reply
+		return Replied(reply)
 	}
 	if spec.prepare != nil {
 		args = spec.prepare(c, args)
 	}
 	w := newWaiter(spec, args, WaiterID{Index: c.Index, Pos: uint32(pos)}, term, c.Now)
 	if w == nil {
-		return reply
+		return Replied(reply)
 	}
 	s.blk.add(w)
 	res.Blocked = append(res.Blocked, Blocked{ID: w.id, Term: w.term, Deadline: w.deadline})
-	marked := reply
-	marked.Str = AppendWaiterID([]byte(blockedTag), w.id)
-	return marked
+	return blockedAs(w.id, reply)
 }
 
 // serveReady serves the waiters queued on the keys that gained elements
@@ -413,14 +409,14 @@ func (s *State) serveKey(c *Ctx, key []byte, term uint64, res *ApplyResult) {
 		if w.term != term {
 			// Blocked under an earlier leader, which answered its client.
 			s.blk.remove(w)
-			res.Deferred = append(res.Deferred, Deferred{ID: w.id, Reply: resp.Err(ErrUnblocked)})
+			res.Deferred = append(res.Deferred, Deferred{ID: w.id, Outcome: Replied(resp.Err(ErrUnblocked))})
 			continue
 		}
 		if w.deadline != 0 && w.deadline < c.Now {
 			// Its timeout passed before this entry: it times out, as it
 			// would have in Redis before the push was processed.
 			s.blk.remove(w)
-			res.Deferred = append(res.Deferred, Deferred{ID: w.id, Reply: timeoutReply()})
+			res.Deferred = append(res.Deferred, Deferred{ID: w.id, Outcome: Replied(timeoutReply())})
 			continue
 		}
 		o := c.get(key)
@@ -440,7 +436,7 @@ func (s *State) serveKey(c *Ctx, key []byte, term uint64, res *ApplyResult) {
 			continue // still nothing for it: it keeps its place
 		}
 		s.blk.remove(w)
-		res.Deferred = append(res.Deferred, Deferred{ID: w.id, Reply: v})
+		res.Deferred = append(res.Deferred, Deferred{ID: w.id, Outcome: Replied(v)})
 	}
 }
 
@@ -472,7 +468,7 @@ func (s *State) unblock(ids [][]byte, res *ApplyResult) {
 		}
 		if w := s.blk.waiters[id]; w != nil {
 			s.blk.remove(w)
-			res.Deferred = append(res.Deferred, Deferred{ID: id, Reply: timeoutReply()})
+			res.Deferred = append(res.Deferred, Deferred{ID: id, Outcome: Replied(timeoutReply())})
 		}
 	}
 }
@@ -482,7 +478,7 @@ func (s *State) clearWaiters(term uint64, res *ApplyResult) {
 	for _, w := range s.blk.sorted() {
 		if w.term < term {
 			s.blk.remove(w)
-			res.Deferred = append(res.Deferred, Deferred{ID: w.id, Reply: resp.Err(ErrUnblocked)})
+			res.Deferred = append(res.Deferred, Deferred{ID: w.id, Outcome: Replied(resp.Err(ErrUnblocked))})
 		}
 	}
 }

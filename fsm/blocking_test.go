@@ -54,9 +54,9 @@ func (h *blkHarness) apply(e *Entry) *ApplyResult {
 func (h *blkHarness) block(line string) WaiterID {
 	h.t.Helper()
 	r := h.entry(line)
-	id, ok := BlockedWaiter(r.Replies[0])
+	id, ok := r.Outcomes[0].Waiter, r.Outcomes[0].Kind == OutcomeBlocked
 	if !ok || len(r.Blocked) != 1 || r.Blocked[0].ID != id || id != (WaiterID{Index: h.idx}) {
-		h.t.Fatalf("%q did not block: %s, blocked %v", line, show(r.Replies[0]), r.Blocked)
+		h.t.Fatalf("%q did not block: %s, blocked %v", line, show(repliesOf(r.Outcomes)[0]), r.Blocked)
 	}
 	return id
 }
@@ -65,7 +65,7 @@ func (h *blkHarness) block(line string) WaiterID {
 func showDeferred(ds []Deferred) string {
 	s := make([]string, len(ds))
 	for i, d := range ds {
-		s[i] = fmt.Sprintf("%d.%d=%s", d.ID.Index, d.ID.Pos, show(d.Reply))
+		s[i] = fmt.Sprintf("%d.%d=%s", d.ID.Index, d.ID.Pos, show(replyOf(d.Outcome)))
 	}
 	return strings.Join(s, " ")
 }
@@ -87,8 +87,8 @@ func TestBlockingFIFO(t *testing.T) {
 		t.Fatalf("waiters %s", got)
 	}
 	r := h.entry("RPUSH k a b")
-	if show(r.Replies[0]) != ":2" {
-		t.Fatalf("RPUSH = %s", show(r.Replies[0]))
+	if show(repliesOf(r.Outcomes)[0]) != ":2" {
+		t.Fatalf("RPUSH = %s", show(repliesOf(r.Outcomes)[0]))
 	}
 	if got := showDeferred(r.Deferred); got != `1.0=["k" "a"] 2.0=["k" "b"]` {
 		t.Fatalf("deferred %s", got)
@@ -108,31 +108,31 @@ func TestBlockingFIFO(t *testing.T) {
 
 func (h *blkHarness) read(line string) string {
 	args := fields(line)
-	return show(h.s.Read(h.now, Lookup(args[0]), args))
+	return show(replyOf(h.s.Read(h.now, Lookup(args[0]), args)))
 }
 
 func TestBlockingServedAtOnceAndNoBlock(t *testing.T) {
 	h := newBlkHarness(t)
 	r := h.entry("RPUSH k a", "BLPOP k 0", "BLPOP k 0", "RPUSH k b")
-	if showAll(r.Replies[:3]) != `:1 ["k" "a"] nil` || len(r.Blocked) != 1 || r.Blocked[0].ID != (WaiterID{1, 2}) {
-		t.Fatalf("replies %s blocked %v", showAll(r.Replies), r.Blocked)
+	if showAll(repliesOf(r.Outcomes)[:3]) != `:1 ["k" "a"] nil` || len(r.Blocked) != 1 || r.Blocked[0].ID != (WaiterID{1, 2}) {
+		t.Fatalf("replies %s blocked %v", showAll(repliesOf(r.Outcomes)), r.Blocked)
 	}
 	// Served by a later command of the same entry.
 	if got := showDeferred(r.Deferred); got != `1.2=["k" "b"]` {
 		t.Fatalf("deferred %s", got)
 	}
-	if _, ok := BlockedWaiter(r.Replies[1]); ok {
-		t.Fatal("a served reply is a marker")
+	if r.Outcomes[1].Kind != OutcomeReply {
+		t.Fatal("a served command's outcome is not its reply")
 	}
 	// Errors and non-blocking commands never block.
 	r = h.entry("BLPOP k -1", "BLPOP k x", "LPOP k", "SET s v", "BLPOP s 0")
-	if len(r.Blocked) != 0 || !r.Replies[0].IsError() || !r.Replies[1].IsError() || !r.Replies[4].IsError() {
-		t.Fatalf("replies %s blocked %v", showAll(r.Replies), r.Blocked)
+	if len(r.Blocked) != 0 || !repliesOf(r.Outcomes)[0].IsError() || !repliesOf(r.Outcomes)[1].IsError() || !repliesOf(r.Outcomes)[4].IsError() {
+		t.Fatalf("replies %s blocked %v", showAll(repliesOf(r.Outcomes)), r.Blocked)
 	}
 	// NoBlock (MULTI, scripts) answers the non-blocking form.
 	c := &Ctx{Store: h.s.store, Now: h.now, Index: 99, NoBlock: true}
 	res := &ApplyResult{}
-	if v := h.s.maybeBlock(c, fields("BLPOP z 0"), 0, resp.NullArray(), 1, res); show(v) != "nil" || len(res.Blocked) != 0 {
+	if v := h.s.maybeBlock(c, fields("BLPOP z 0"), 0, resp.NullArray(), 1, res); v.Kind != OutcomeReply || show(v.Reply) != "nil" || len(res.Blocked) != 0 {
 		t.Fatalf("NoBlock blocked: %v", res.Blocked)
 	}
 }
@@ -147,7 +147,7 @@ func TestBlockingTimeouts(t *testing.T) {
 		t.Fatalf("deadlines %+v", ws)
 	}
 	r := h.apply(UnblockEntry([]WaiterID{a, b, {Index: 77}}))
-	if got := showDeferred(r.Deferred); got != "1.0=nil 2.0=nil" || r.Deferred[1].Reply.Kind != resp.KindNullArray {
+	if got := showDeferred(r.Deferred); got != "1.0=nil 2.0=nil" || r.Deferred[1].Outcome.Reply.Kind != resp.KindNullArray {
 		t.Fatalf("unblock deferred %s", got)
 	}
 	if r := h.apply(UnblockEntry([]WaiterID{a})); len(r.Deferred) != 0 {
@@ -251,7 +251,7 @@ func TestBlockingSnapshot(t *testing.T) {
 	if len(reset) != 1 || !reset[0].Reset || showWaiters(reset[0].Blocked) != "1.1 1.2 2.0 2.1" {
 		t.Fatalf("reset events %+v", reset)
 	}
-	if fmt.Sprint(f.State().Waiters()) != fmt.Sprint(g.State().Waiters()) || !bytes.Equal(dump(t, f.State()), dump(t, g.State())) {
+	if fmt.Sprint(f.state.Waiters()) != fmt.Sprint(g.state.Waiters()) || !bytes.Equal(dump(t, f.state), dump(t, g.state)) {
 		t.Fatal("restored waiters or store differ")
 	}
 	// Both serve the same waiters the same way.
@@ -290,7 +290,7 @@ func setLen(b []byte, n uint32) []byte {
 func TestSnapshotVersion1(t *testing.T) {
 	f := New(1, nil)
 	applyLog(f, 1, &Entry{Type: EntryCommands, Now: t0, Cmds: [][][]byte{fields("SET k v")}})
-	view, lastNow := f.State().snapshot()
+	view, lastNow := f.state.snapshot()
 	var buf bytes.Buffer
 	buf.WriteString(snapMagic)
 	buf.WriteByte(1)
@@ -302,7 +302,7 @@ func TestSnapshotVersion1(t *testing.T) {
 	if err := g.Restore(io.NopCloser(&buf)); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(dump(t, f.State()), dump(t, g.State())) || g.State().LastNow() != t0 || len(g.State().Waiters()) != 0 {
+	if !bytes.Equal(dump(t, f.state), dump(t, g.state)) || g.state.LastNow() != t0 || len(g.state.Waiters()) != 0 {
 		t.Fatal("version 1 snapshot restored differently")
 	}
 }
@@ -351,7 +351,7 @@ func TestBlockingDeterminism(t *testing.T) {
 		l := &raft.Log{Index: uint64(i + 1), Term: e.Term, Type: raft.LogCommand, Data: e.Encode()}
 		ra := a.Apply(l).(*ApplyResult)
 		rb := b.Apply(l).(*ApplyResult)
-		if showAll(ra.Replies) != showAll(rb.Replies) {
+		if showAll(repliesOf(ra.Outcomes)) != showAll(repliesOf(rb.Outcomes)) {
 			t.Fatalf("entry %d: replies differ", i)
 		}
 		served += len(ra.Deferred)
@@ -371,7 +371,7 @@ func TestBlockingDeterminism(t *testing.T) {
 	for i, e := range blockingEntries(700)[600:] {
 		l := &raft.Log{Index: uint64(601 + i), Term: e.Term, Type: raft.LogCommand, Data: e.Encode()}
 		ra, rc := a.Apply(l).(*ApplyResult), c.Apply(l).(*ApplyResult)
-		if showAll(ra.Replies) != showAll(rc.Replies) || showDeferred(ra.Deferred) != showDeferred(rc.Deferred) {
+		if showAll(repliesOf(ra.Outcomes)) != showAll(repliesOf(rc.Outcomes)) || showDeferred(ra.Deferred) != showDeferred(rc.Deferred) {
 			t.Fatalf("entry %d after restore differs", 600+i)
 		}
 	}
@@ -415,8 +415,8 @@ func TestBlockingWokenByScript(t *testing.T) {
 		[]byte("EVAL"), []byte("redis.call('RPUSH', KEYS[1], 'a') return redis.call('RPUSH', KEYS[1], 'b')"),
 		[]byte("1"), []byte("q"),
 	}}})
-	if show(r.Replies[0]) != ":2" {
-		t.Fatalf("EVAL = %s", show(r.Replies[0]))
+	if show(repliesOf(r.Outcomes)[0]) != ":2" {
+		t.Fatalf("EVAL = %s", show(repliesOf(r.Outcomes)[0]))
 	}
 	if got := showDeferred(r.Deferred); got != `1.0=["q" "a"]` {
 		t.Fatalf("deferred %s, want the waiter served by the script's push", got)

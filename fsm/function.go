@@ -289,10 +289,10 @@ func (o functionOp) run(cur *functionSet) (*functionSet, resp.Value, error) {
 }
 
 // applyFunctions applies an EntryFunctions entry (under the State's lock).
-func (s *State) applyFunctions(cmds [][][]byte) []resp.Value {
-	out := make([]resp.Value, len(cmds))
+func (s *State) applyFunctions(cmds [][][]byte) []Outcome {
+	out := make([]Outcome, len(cmds))
 	for i, op := range cmds {
-		out[i] = s.scripts.functions.apply(op)
+		out[i] = Replied(s.scripts.functions.apply(op))
 	}
 	return out
 }
@@ -399,14 +399,11 @@ func init() {
 	aclScript := []string{"slow", "scripting"}
 	const flags = resp.FlagNoScript | resp.FlagStale | resp.FlagSkipMonitor | resp.FlagMovableKeys
 	const complexity = "Depends on the function that is executed."
-	cmds := []*Command{
-		scriptCmd("fcall", -3, flags|fW, 0, 0, 0, aclScript, "7.0.0", "Invokes a function.", complexity, fcallCmd(false)),
-		scriptCmd("fcall_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0", "Invokes a read-only function.", complexity, fcallCmd(true)),
-	}
-	for _, c := range cmds {
-		withNumKeys(c)
-	}
-	register(cmds...)
+	fn := &ScriptSpec{Function: true}
+	register(
+		withNumKeys(scriptCmd("fcall", -3, flags|fW, 0, 0, 0, aclScript, "7.0.0", "Invokes a function.", complexity, fcallCmd(false)), fn),
+		withNumKeys(scriptCmd("fcall_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0", "Invokes a read-only function.", complexity, fcallCmd(true)), fn),
+	)
 }
 
 // fcallNumKeys is FCALL's numkeys check (functions.c fcallCommandGeneric).

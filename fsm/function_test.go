@@ -27,7 +27,7 @@ type fnStep struct {
 func (h *harness) function(op ...string) resp.Value {
 	h.idx++
 	r := h.s.Apply(h.idx, &Entry{Type: EntryFunctions, Now: h.now, Seed: h.idx, Cmds: [][][]byte{byteArgs(op)}})
-	return r[0]
+	return replyOf(r[0])
 }
 
 func byteArgs(ss []string) [][]byte {
@@ -446,7 +446,7 @@ func TestSplitArgs(t *testing.T) {
 // version 3 snapshot (no functions section) still restores.
 func TestFunctionSnapshot(t *testing.T) {
 	f := New(1, nil)
-	h := &harness{t: t, s: f.State(), now: t0}
+	h := &harness{t: t, s: f.state, now: t0}
 	h.fnRun([]fnStep{
 		{[]string{"FUNCTION", "LOAD", lib("a", reg("fa", "return 'a'"))}, `"a"`},
 		{[]string{"FUNCTION", "LOAD", lib("b", "redis.register_function{function_name='fb', callback=function() return 'b' end, flags={'no-writes'}}")}, `"b"`},
@@ -464,13 +464,13 @@ func TestFunctionSnapshot(t *testing.T) {
 	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
 		t.Fatal(err)
 	}
-	h2 := &harness{t: t, s: g.State(), now: t0, idx: h.idx}
+	h2 := &harness{t: t, s: g.state, now: t0, idx: h.idx}
 	h2.fnRun([]fnStep{
 		{[]string{"FCALL", "fa", "0"}, `"a"`},
 		{[]string{"FCALL_RO", "fb", "0"}, `"b"`},
 		{[]string{"GET", "k"}, `"v"`},
 	})
-	if a, b := show(f.State().FunctionRead(byteArgs([]string{"list", "withcode"}))), show(g.State().FunctionRead(byteArgs([]string{"list", "withcode"}))); a != b {
+	if a, b := show(f.state.FunctionRead(byteArgs([]string{"list", "withcode"}))), show(g.state.FunctionRead(byteArgs([]string{"list", "withcode"}))); a != b {
 		t.Errorf("restored libraries differ:\n%s\n%s", a, b)
 	}
 
@@ -485,7 +485,7 @@ func TestFunctionSnapshot(t *testing.T) {
 	v3.Write(ws)
 	_ = binary.Write(&v3, binary.BigEndian, crc32.Checksum(ws, crc32c))
 	v3.Write(appendScriptsSection(nil, nil))
-	view, _ := f.State().snapshot()
+	view, _ := f.state.snapshot()
 	if _, err := view.WriteTo(&v3); err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +496,7 @@ func TestFunctionSnapshot(t *testing.T) {
 		{[]string{"GET", "k"}, `"v"`},
 		{[]string{"FCALL", "fa", "0"}, "-ERR Function not found"},
 	})
-	if n := g.State().LibraryCount(); n != 0 {
+	if n := g.state.LibraryCount(); n != 0 {
 		t.Errorf("libraries after a v3 restore: %d", n)
 	}
 

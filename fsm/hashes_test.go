@@ -149,7 +149,7 @@ func TestHashCommands(t *testing.T) {
 
 // hashFields returns a hash's fields through HKEYS, sorted.
 func hashFields(h *harness, key string) []string {
-	v := h.s.Read(h.now, Lookup([]byte("hkeys")), fields("hkeys "+key))
+	v := replyOf(h.s.Read(h.now, Lookup([]byte("hkeys")), fields("hkeys "+key)))
 	var out []string
 	for _, e := range v.Elems {
 		out = append(out, string(e.Str))
@@ -161,7 +161,7 @@ func hashFields(h *harness, key string) []string {
 func TestHashRESP3Shapes(t *testing.T) {
 	h := newHarness(t)
 	h.do("hset h a 1 b 2")
-	v := h.s.Read(h.now, Lookup([]byte("hgetall")), fields("hgetall h"))
+	v := replyOf(h.s.Read(h.now, Lookup([]byte("hgetall")), fields("hgetall h")))
 	if v.Kind != resp.KindMap || len(v.Elems) != 4 {
 		t.Fatalf("HGETALL is %v, want a map of 2 pairs", show(v))
 	}
@@ -186,7 +186,7 @@ func TestHashScanAcrossChanges(t *testing.T) {
 	seen := map[string]bool{}
 	cursor := "0"
 	for round := 0; ; round++ {
-		v := h.s.Read(h.now, Lookup([]byte("hscan")), fields("hscan h "+cursor+" count 7"))
+		v := replyOf(h.s.Read(h.now, Lookup([]byte("hscan")), fields("hscan h "+cursor+" count 7")))
 		if v.Kind != resp.KindArray {
 			t.Fatal(show(v))
 		}

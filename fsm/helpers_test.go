@@ -42,7 +42,28 @@ func fields(line string) [][]byte {
 func (h *harness) apply(args [][]byte) resp.Value {
 	h.idx++
 	r := h.s.Apply(h.idx, &Entry{Type: EntryCommands, Now: h.now, Seed: h.idx, Cmds: [][][]byte{args}})
-	return r[0]
+	return replyOf(r[0])
+}
+
+// replyOf renders an outcome as the reply value tests compare: the reply,
+// and a redirect as an error naming the group ("ASK <slot> group:<gid>").
+func replyOf(o Outcome) resp.Value {
+	switch o.Kind {
+	case OutcomeAsk:
+		return resp.Err(resp.Errorf("ASK %d group:%d", o.Slot, o.Group))
+	case OutcomeTryAgain:
+		return resp.Err(resp.ErrTryAgain)
+	}
+	return o.Reply
+}
+
+// repliesOf is replyOf of each outcome.
+func repliesOf(os []Outcome) []resp.Value {
+	out := make([]resp.Value, len(os))
+	for i, o := range os {
+		out[i] = replyOf(o)
+	}
+	return out
 }
 
 func (h *harness) do(line string) string { return show(h.apply(fields(line))) }
@@ -55,7 +76,7 @@ func (h *harness) read(line string) string {
 	if cmd == nil || !cmd.Meta.ArityOK(len(args)) {
 		h.t.Fatalf("read %q: unknown command or bad arity", line)
 	}
-	return show(h.s.Read(h.now, cmd, args))
+	return show(replyOf(h.s.Read(h.now, cmd, args)))
 }
 
 // step is one command and its expected reply; commands starting with
@@ -80,7 +101,7 @@ func (h *harness) run(steps []step) {
 			got = h.read(st.cmd[5:])
 		case strings.HasPrefix(st.cmd, "sorted "):
 			// Key order is the store's cursor order: compare sorted.
-			v := h.s.Read(h.now, Lookup(fields(st.cmd[7:])[0]), fields(st.cmd[7:]))
+			v := replyOf(h.s.Read(h.now, Lookup(fields(st.cmd[7:])[0]), fields(st.cmd[7:])))
 			arr := &v
 			if len(v.Elems) == 2 && v.Elems[1].Kind == resp.KindArray {
 				arr = &v.Elems[1]

@@ -17,7 +17,7 @@ import (
 // hllGet returns the raw string value at key.
 func hllTestGet(t *testing.T, h *harness, key string) []byte {
 	t.Helper()
-	v := h.s.Read(h.now, Lookup([]byte("get")), [][]byte{[]byte("get"), []byte(key)})
+	v := replyOf(h.s.Read(h.now, Lookup([]byte("get")), [][]byte{[]byte("get"), []byte(key)}))
 	if v.Kind != resp.KindBulk {
 		t.Fatalf("GET %s: %s", key, show(v))
 	}
@@ -452,7 +452,7 @@ func FuzzPFCount(f *testing.F) {
 			if Lookup(args[0]).Meta.Flags&resp.FlagWrite != 0 {
 				r = h.apply(args)
 			} else {
-				r = h.s.Read(h.now, Lookup(args[0]), args)
+				r = replyOf(h.s.Read(h.now, Lookup(args[0]), args))
 			}
 			if r.Kind == resp.KindError && strings.Contains(string(r.Str), "internal error") {
 				t.Fatalf("%v on %q: %s", line, val, r.Str)
@@ -499,6 +499,6 @@ func BenchmarkPFCount(b *testing.B) {
 	args := [][]byte{[]byte("pfcount"), []byte("h")}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.s.Read(h.now, cmd, args)
+		replyOf(h.s.Read(h.now, cmd, args))
 	}
 }

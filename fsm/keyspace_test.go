@@ -103,7 +103,7 @@ func TestTable(t *testing.T) {
 	}
 	for _, c := range Commands() {
 		m := c.Meta
-		if m.Name != strings.ToLower(m.Name) || m.Arity == 0 || m.Summary == "" || m.Since == "" || m.Group == "" || c.Run == nil {
+		if m.Name != strings.ToLower(m.Name) || m.Arity == 0 || m.Summary == "" || m.Since == "" || m.Group == "" || (c.Run == nil) == (len(c.Subs) == 0) {
 			t.Errorf("incomplete metadata: %+v", m)
 		}
 		// OBJECT is a container; admin commands such as PFSELFTEST are neither.

@@ -79,16 +79,16 @@ func init() {
 			"Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", listMPopComplexity, lmpopCmd),
 		listCmd("blpop", -3, fW|listFBlock, 1, -2, 1, listACLBlocking, "2.0.0",
 			"Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
-			"O(N) where N is the number of provided keys.", bpopCmd(true)),
+			"O(N) where N is the number of provided keys.", bpopCmd(true)).blocks(listPopBlock),
 		listCmd("brpop", -3, fW|listFBlock, 1, -2, 1, listACLBlocking, "2.0.0",
 			"Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
-			"O(N) where N is the number of provided keys.", bpopCmd(false)),
+			"O(N) where N is the number of provided keys.", bpopCmd(false)).blocks(listPopBlock),
 		listCmd("blmove", 6, fW|fD|listFBlock, 1, 2, 1, listACLBlocking, "6.2.0",
-			"Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "O(1)", blmoveCmd),
+			"Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "O(1)", blmoveCmd).blocks(moveBlock(5)),
 		listCmd("brpoplpush", 4, fW|fD|listFBlock, 1, 2, 1, listACLBlocking, "2.2.0",
-			"Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", "O(1)", brpoplpushCmd),
+			"Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", "O(1)", brpoplpushCmd).blocks(moveBlock(3)),
 		listCmd("blmpop", -5, fW|listFBlock|listFMovable, 0, 0, 0, listACLBlocking, "7.0.0",
-			"Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", listMPopComplexity, blmpopCmd),
+			"Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", listMPopComplexity, blmpopCmd).blocks(listMPopBlock),
 	)
 	registry["lmpop"].Meta.Keys = listKeysAt(1)
 	registry["blmpop"].Meta.Keys = listKeysAt(2)

@@ -156,9 +156,16 @@ func uintArg(n uint64) []byte { return strconv.AppendUint(nil, n, 10) }
 // that can no longer run here end, and those on keys an import filled (or a
 // drop deleted) are served, as after a command.
 func (s *State) applyMigrate(c *Ctx, term uint64, ops [][][]byte, res *ApplyResult) {
-	res.Replies = make([]resp.Value, len(ops))
+	res.Outcomes = make([]Outcome, len(ops))
 	for i, op := range ops {
-		res.Replies[i] = s.migrateOp(c, op)
+		v, err := s.migrateOp(c, op)
+		if err != nil {
+			v = resp.Err(err)
+			if res.Err == nil {
+				res.Err = fmt.Errorf("%w: %w", ErrOpRefused, err)
+			}
+		}
+		res.Outcomes[i] = Replied(v)
 		c.moved = s.movedCheck(c) // the op may have changed the out-marks
 		s.redirectWaiters(c.Now, res)
 		s.serveReady(c, term, res)
@@ -166,10 +173,15 @@ func (s *State) applyMigrate(c *Ctx, term uint64, ops [][][]byte, res *ApplyResu
 	res.Events = c.Events
 }
 
-// migrateOp applies one op and returns its reply.
-func (s *State) migrateOp(c *Ctx, op [][]byte) resp.Value {
+// ErrOpRefused wraps the error of an internal entry's op that the state
+// machine refused (ApplyResult.Err); the op changed nothing.
+var ErrOpRefused = errors.New("fsm: op refused")
+
+// migrateOp applies one op and returns its reply, or the error that
+// refused it (changing nothing).
+func (s *State) migrateOp(c *Ctx, op [][]byte) (resp.Value, error) {
 	if len(op) == 0 {
-		return errf("ERR empty migrate op")
+		return resp.Value{}, resp.Errorf("ERR empty migrate op")
 	}
 	switch string(op[0]) {
 	case "out":
@@ -183,7 +195,7 @@ func (s *State) migrateOp(c *Ctx, op [][]byte) resp.Value {
 	case "import":
 		return s.importRecords(c, op)
 	}
-	return errf("ERR unknown migrate op %q", op[0])
+	return resp.Value{}, resp.Errorf("ERR unknown migrate op %q", op[0])
 }
 
 // parseSlot reads a decimal slot number.
@@ -193,38 +205,38 @@ func parseSlot(b []byte) (uint16, bool) {
 }
 
 // opSlot checks an op's length and reads its slot argument.
-func opSlot(op [][]byte, minArgs int, exact bool) (uint16, resp.Value, bool) {
+func opSlot(op [][]byte, minArgs int, exact bool) (uint16, error) {
 	if len(op) < minArgs || (exact && len(op) != minArgs) {
-		return 0, errf("ERR wrong number of arguments for migrate op %q", op[0]), false
+		return 0, resp.Errorf("ERR wrong number of arguments for migrate op %q", op[0])
 	}
 	slot, ok := parseSlot(op[1])
 	if !ok {
-		return 0, errf("ERR migrate %s: bad slot %q", op[0], op[1]), false
+		return 0, resp.Errorf("ERR migrate %s: bad slot %q", op[0], op[1])
 	}
-	return slot, resp.Value{}, true
+	return slot, nil
 }
 
-func (s *State) migrateOut(op [][]byte) resp.Value {
-	slot, bad, ok := opSlot(op, 3, true)
-	if !ok {
-		return bad
-	}
-	gid, err := strconv.ParseUint(string(op[2]), 10, 32)
+func (s *State) migrateOut(op [][]byte) (resp.Value, error) {
+	slot, err := opSlot(op, 3, true)
 	if err != nil {
-		return errf("ERR migrate out: bad group %q", op[2])
+		return resp.Value{}, err
+	}
+	gid, perr := strconv.ParseUint(string(op[2]), 10, 32)
+	if perr != nil {
+		return resp.Value{}, resp.Errorf("ERR migrate out: bad group %q", op[2])
 	}
 	if s.mig.out == nil {
 		s.mig.out = map[uint16]uint32{}
 	}
 	s.mig.out[slot] = uint32(gid)
 	s.outMarks.Store(int32(len(s.mig.out)))
-	return resp.OK()
+	return resp.OK(), nil
 }
 
-func (s *State) migrateIn(op [][]byte) resp.Value {
-	slot, bad, ok := opSlot(op, 2, true)
-	if !ok {
-		return bad
+func (s *State) migrateIn(op [][]byte) (resp.Value, error) {
+	slot, err := opSlot(op, 2, true)
+	if err != nil {
+		return resp.Value{}, err
 	}
 	delete(s.mig.out, slot)
 	s.outMarks.Store(int32(len(s.mig.out)))
@@ -232,18 +244,18 @@ func (s *State) migrateIn(op [][]byte) resp.Value {
 		delete(s.mig.frozen, slot)
 		s.mig.frozenChanged()
 	}
-	return resp.OK()
+	return resp.OK(), nil
 }
 
 // freeze freezes the live keys listed (an expired one is deleted, as
 // active expiry would; a key of another slot is skipped).
-func (s *State) freeze(c *Ctx, op [][]byte) resp.Value {
-	slot, bad, ok := opSlot(op, 2, false)
-	if !ok {
-		return bad
+func (s *State) freeze(c *Ctx, op [][]byte) (resp.Value, error) {
+	slot, err := opSlot(op, 2, false)
+	if err != nil {
+		return resp.Value{}, err
 	}
 	if _, out := s.mig.out[slot]; !out {
-		return errf("ERR migrate freeze: slot %d is not migrating out", slot)
+		return resp.Value{}, resp.Errorf("ERR migrate freeze: slot %d is not migrating out", slot)
 	}
 	set, changed := s.mig.frozen[slot], false
 	for _, k := range op[2:] {
@@ -269,15 +281,15 @@ func (s *State) freeze(c *Ctx, op [][]byte) resp.Value {
 		s.mig.frozen[slot] = set
 		s.mig.frozenChanged()
 	}
-	return resp.Int(int64(len(set)))
+	return resp.Int(int64(len(set))), nil
 }
 
 // drop deletes and unfreezes the frozen keys listed: they are in the
 // target now. Each is counted in migrated, even if it expired meanwhile.
-func (s *State) drop(c *Ctx, op [][]byte) resp.Value {
-	slot, bad, ok := opSlot(op, 2, false)
-	if !ok {
-		return bad
+func (s *State) drop(c *Ctx, op [][]byte) (resp.Value, error) {
+	slot, err := opSlot(op, 2, false)
+	if err != nil {
+		return resp.Value{}, err
 	}
 	set := s.mig.frozen[slot]
 	n := 0
@@ -298,35 +310,35 @@ func (s *State) drop(c *Ctx, op [][]byte) resp.Value {
 		s.mig.migrated += uint64(n)
 		s.mig.frozenChanged()
 	}
-	return resp.Int(int64(n))
+	return resp.Int(int64(n)), nil
 }
 
 // importRecords applies an import op: it checks the fence, decodes every
 // record, then installs those not expired at the entry's time, stamped with
 // its index and time. A stale fence, or a bad record, fails the op before
 // anything is installed.
-func (s *State) importRecords(c *Ctx, op [][]byte) resp.Value {
-	slot, bad, ok := opSlot(op, 5, false)
-	if !ok {
-		return bad
+func (s *State) importRecords(c *Ctx, op [][]byte) (resp.Value, error) {
+	slot, err := opSlot(op, 5, false)
+	if err != nil {
+		return resp.Value{}, err
 	}
 	key, f, err := parseFence(slot, op[2:5])
 	if err != nil {
-		return errf("ERR migrate import: %v", err)
+		return resp.Value{}, resp.Errorf("ERR migrate import: %v", err)
 	}
 	if last, seen := s.mig.fences[key]; seen && !f.after(last) {
-		return errf("ERR migrate import: stale import (term %d seq %d, last %d %d) of slot %d from group %d",
+		return resp.Value{}, resp.Errorf("ERR migrate import: stale import (term %d seq %d, last %d %d) of slot %d from group %d",
 			f.term, f.seq, last.term, last.seq, slot, key.from)
 	}
 	keys, objs, err := decodeRecords(slot, op[5:])
 	if err != nil {
-		return errf("ERR migrate import: %v", err)
+		return resp.Value{}, resp.Errorf("ERR migrate import: %v", err)
 	}
 	if s.mig.fences == nil {
 		s.mig.fences = map[fenceKey]fence{}
 	}
 	s.mig.fences[key] = f
-	return resp.Int(int64(install(c, keys, objs)))
+	return resp.Int(int64(install(c, keys, objs))), nil
 }
 
 // parseFence reads an import's source group, term and sequence number.

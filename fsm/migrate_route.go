@@ -1,79 +1,53 @@
 package fsm
 
 import (
-	"bytes"
 	"slices"
-	"strconv"
 
 	"github.com/slotraft/slotraft/resp"
 	"github.com/slotraft/slotraft/slots"
 )
 
 // The routing check of slot migration (see migrate.go): which commands of
-// an out-marked slot run here, which get the ask reply and which TRYAGAIN.
+// an out-marked slot run here, which are asked to go to the target group and
+// which are told to try again.
 
-var tryAgain = resp.Err(resp.ErrTryAgain)
-
-// askReply is the reply for keys that left for group gid.
-func askReply(slot uint16, gid uint32) resp.Value {
-	return errf("ASK %d group:%d", slot, gid)
-}
-
-// AskGroup reports whether v is the state machine's ask reply,
-// "ASK <slot> group:<gid>", and for which slot and target group. The
-// cluster answers the client -ASK <slot> <host:port> of the group's leader.
-func AskGroup(v resp.Value) (slot uint16, gid uint32, ok bool) {
-	if v.Kind != resp.KindError || !bytes.HasPrefix(v.Str, []byte("ASK ")) {
-		return 0, 0, false
-	}
-	sl, g, found := bytes.Cut(v.Str[len("ASK "):], []byte(" group:"))
-	if !found {
-		return 0, 0, false
-	}
-	slot, okSlot := parseSlot(sl)
-	id, err := strconv.ParseUint(string(g), 10, 32)
-	if !okSlot || err != nil {
-		return 0, 0, false
-	}
-	return slot, uint32(id), true
-}
-
-// migratingReply is the routing check of one command of an EntryCommands
-// entry: redirected reports that it must not run, and v is its reply.
-func (s *State) migratingReply(now int64, args [][]byte) (v resp.Value, redirected bool) {
+// migratingOutcome is the routing check of one command of an
+// EntryCommands entry: redirected reports that it must not run, and o is
+// its outcome (OutcomeAsk or OutcomeTryAgain).
+func (s *State) migratingOutcome(now int64, args [][]byte) (o Outcome, redirected bool) {
 	if len(s.mig.out) == 0 {
-		return resp.Value{}, false // the common case: nothing migrates
+		return Outcome{}, false // the common case: nothing migrates
 	}
 	keys, write := commandKeys(args)
 	return s.routeKeys(now, keys, write)
 }
 
-// readMigratingReply is migratingReply for State.Read's command.
-func (s *State) readMigratingReply(now int64, cmd *Command, args [][]byte) (resp.Value, bool) {
+// readMigratingOutcome is migratingOutcome for State.Read's command.
+func (s *State) readMigratingOutcome(now int64, cmd *Command, args [][]byte) (Outcome, bool) {
 	if len(s.mig.out) == 0 || !cmd.Meta.ArityOK(len(args)) {
-		return resp.Value{}, false
+		return Outcome{}, false
 	}
 	return s.routeKeys(now, keysOf(cmd, args), false)
 }
 
 // routeKeys is the routing check of a command with keys at time now.
-func (s *State) routeKeys(now int64, keys [][]byte, write bool) (resp.Value, bool) {
+func (s *State) routeKeys(now int64, keys [][]byte, write bool) (Outcome, bool) {
 	slot, gid, marked, mixed := s.outSlotOf(keys)
 	switch {
 	case !marked:
-		return resp.Value{}, false
+		return Outcome{}, false
 	case mixed:
-		return tryAgain, true
+		return TryAgain(), true
 	case write && s.anyFrozen(slot, keys):
-		return tryAgain, true
+		return TryAgain(), true
 	}
 	switch s.countLive(now, slot, keys, !write) {
 	case len(keys):
-		return resp.Value{}, false
+		return Outcome{}, false
 	case 0:
-		return askReply(slot, gid), true
+		return Asked(slot, gid), true
 	}
-	return tryAgain, true
+	return TryAgain(), true
 }
 
 // movedCheck is Ctx.moved for c: the routing check of the commands a
@@ -171,7 +145,7 @@ func keysOf(cmd *Command, args [][]byte) (keys [][]byte) {
 	return cmd.Meta.KeysOf(args)
 }
 
-// redirectWaiters ends, with the routing check's reply, the waiters that
+// redirectWaiters ends, with the routing check's outcome, the waiters that
 // could not run here any more: their keys moved out (or are moving).
 func (s *State) redirectWaiters(now int64, res *ApplyResult) {
 	if len(s.blk.waiters) == 0 || len(s.mig.out) == 0 {
@@ -182,14 +156,14 @@ func (s *State) redirectWaiters(now int64, res *ApplyResult) {
 	}
 }
 
-// redirectWaiter ends w with the routing check's reply if it may not run;
-// it reports whether it did.
+// redirectWaiter ends w with the routing check's outcome if it may not
+// run; it reports whether it did.
 func (s *State) redirectWaiter(now int64, w *waiter, res *ApplyResult) bool {
-	v, redirected := s.migratingReply(now, w.args)
+	o, redirected := s.migratingOutcome(now, w.args)
 	if !redirected {
 		return false
 	}
 	s.blk.remove(w)
-	res.Deferred = append(res.Deferred, Deferred{ID: w.id, Reply: v})
+	res.Deferred = append(res.Deferred, Deferred{ID: w.id, Outcome: o})
 	return true
 }

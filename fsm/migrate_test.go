@@ -62,7 +62,7 @@ func (h migHarness) step(line string) string {
 	verb, rest, _ := strings.Cut(line, " ")
 	switch verb {
 	case "mig":
-		return showAll(h.mig(rest).Replies)
+		return showAll(repliesOf(h.mig(rest).Outcomes))
 	case "read":
 		return h.read(rest)
 	case "sleep":
@@ -77,7 +77,7 @@ func (h migHarness) step(line string) string {
 	case "waiters":
 		return showWaiters(h.s.Waiters())
 	}
-	return show(h.entry(line).Replies[0])
+	return show(repliesOf(h.entry(line).Outcomes)[0])
 }
 
 func (h migHarness) run(steps []step) {
@@ -166,7 +166,7 @@ func TestMigrateEntryOfSeveralOps(t *testing.T) {
 	h := newMigHarness(t)
 	h.entry("SET {a}k v")
 	r := h.mig("out $A 3", "freeze $A {a}k", "drop $A {a}k", "in $A", "")
-	if got := showAll(r.Replies); got != "+OK :1 :1 +OK -ERR empty migrate op" {
+	if got := showAll(repliesOf(r.Outcomes)); got != "+OK :1 :1 +OK -ERR empty migrate op" {
 		t.Fatalf("replies %s", got)
 	}
 	if h.s.MigratedKeys() != 1 || len(h.s.OutSlots()) != 0 {
@@ -201,8 +201,8 @@ func TestMigrateImport(t *testing.T) {
 	h.entry("SET {a}old kept")
 	h.now += 20 // {a}old's record has expired by now
 	r := h.apply(ImportEntry(slotA, 1, 5, 1, recs))
-	if show(r.Replies[0]) != ":3" {
-		t.Fatalf("import = %s", show(r.Replies[0]))
+	if show(repliesOf(r.Outcomes)[0]) != ":3" {
+		t.Fatalf("import = %s", show(repliesOf(r.Outcomes)[0]))
 	}
 	for _, c := range []step{
 		{"GET {a}s", `"new"`}, {"PEXPIRETIME {a}s", ":" + strconv.FormatInt(t0+1000, 10)},
@@ -238,7 +238,7 @@ func TestMigrateImportRefused(t *testing.T) {
 		{migrateEntry(fields(expand("import $A 1 5 -1"))...), "-ERR migrate import: bad group, term or sequence*"},
 		{migrateEntry(fields(expand("import $A 1 5"))...), `-ERR wrong number of arguments for migrate op "import"`},
 	} {
-		got := show(h.apply(c.e).Replies[0])
+		got := show(repliesOf(h.apply(c.e).Outcomes)[0])
 		if prefix, ok := strings.CutSuffix(c.want, "*"); (ok && !strings.HasPrefix(got, prefix)) || (!ok && got != c.want) {
 			t.Errorf("%q = %s, want %s", c.e.Cmds[0][:5], got, c.want)
 		}
@@ -251,7 +251,7 @@ func TestMigrateImportRefused(t *testing.T) {
 		ImportEntry(slotA, 1, 5, 11, recs[:1]), ImportEntry(slotA, 1, 6, 1, recs[1:2]),
 		ImportEntry(slotA, 2, 1, 1, recs[:1]), ImportEntry(slotA, 1, 6, 2, nil),
 	} {
-		if got := show(h.apply(e).Replies[0]); !strings.HasPrefix(got, ":") {
+		if got := show(repliesOf(h.apply(e).Outcomes)[0]); !strings.HasPrefix(got, ":") {
 			t.Errorf("%q = %s", e.Cmds[0][:5], got)
 		}
 	}
@@ -337,7 +337,7 @@ func TestMigrateRoutingExec(t *testing.T) {
 		for i, l := range lines {
 			cmds[i] = fields(expand(l))
 		}
-		return show(h.apply(&Entry{Type: EntryCommands, Now: h.now, Cmds: [][][]byte{ExecCommand(nil, cmds)}}).Replies[0])
+		return show(repliesOf(h.apply(&Entry{Type: EntryCommands, Now: h.now, Cmds: [][][]byte{ExecCommand(nil, cmds)}}).Outcomes)[0])
 	}
 	tryAgain := "-" + resp.ErrTryAgain.Error()
 	for _, c := range []struct {
@@ -358,8 +358,8 @@ func TestMigrateRoutingExec(t *testing.T) {
 	}
 	// An undecodable payload has no keys: it fails as it would anyway.
 	r := h.apply(&Entry{Type: EntryCommands, Now: h.now, Cmds: [][][]byte{{[]byte("exec"), []byte("junk")}}})
-	if !strings.HasPrefix(show(r.Replies[0]), "-ERR") {
-		t.Fatalf("bad exec = %s", show(r.Replies[0]))
+	if !strings.HasPrefix(show(repliesOf(r.Outcomes)[0]), "-ERR") {
+		t.Fatalf("bad exec = %s", show(repliesOf(r.Outcomes)[0]))
 	}
 }
 
@@ -401,30 +401,6 @@ func TestMigrateServeChecks(t *testing.T) {
 	r := h.entry("XADD {a}s1 2-1 f v")
 	if got := showDeferred(r.Deferred); got != fmt.Sprintf("%d.0=-%s", id.Index, resp.ErrTryAgain.Error()) {
 		t.Fatalf("served %s", got)
-	}
-}
-
-func TestAskGroup(t *testing.T) {
-	for _, c := range []struct {
-		v    resp.Value
-		slot uint16
-		gid  uint32
-		ok   bool
-	}{
-		{askReply(12, 34), 12, 34, true},
-		{askReply(16383, 4294967295), 16383, 4294967295, true},
-		{resp.Err(resp.ErrAsk(12, "127.0.0.1:7000")), 0, 0, false},
-		{resp.Status("ASK 1 group:2"), 0, 0, false},
-		{resp.Err(resp.NewError("ASK 16384 group:2")), 0, 0, false},
-		{resp.Err(resp.NewError("ASK 1 group:x")), 0, 0, false},
-		{resp.Err(resp.NewError("ASK 1 group:4294967296")), 0, 0, false},
-		{resp.Err(resp.NewError("ASK")), 0, 0, false},
-		{resp.Err(resp.ErrTryAgain), 0, 0, false},
-	} {
-		slot, gid, ok := AskGroup(c.v)
-		if slot != c.slot || gid != c.gid || ok != c.ok {
-			t.Errorf("AskGroup(%s) = %d %d %v", show(c.v), slot, gid, ok)
-		}
 	}
 }
 
@@ -541,26 +517,26 @@ func TestMigrateSnapshotRoundTrip(t *testing.T) {
 	data := persist(t, f)
 	g := New(1, nil)
 	applyLog(g, 1, MigrateOutEntry(99, 1)) // replaced by Restore
-	changed := g.State().FrozenChanged()
+	changed := g.state.FrozenChanged()
 	if err := g.Restore(io.NopCloser(bytes.NewReader(data))); err != nil {
 		t.Fatal(err)
 	}
 	<-changed
-	if !bytes.Equal(g.State().migrationSection(), h.s.migrationSection()) || !bytes.Equal(dump(t, g.State()), dump(t, h.s)) {
+	if !bytes.Equal(g.state.migrationSection(), h.s.migrationSection()) || !bytes.Equal(dump(t, g.state), dump(t, h.s)) {
 		t.Fatal("restored state differs")
 	}
-	if got := show(applyLog(g, 2, ImportEntry(slotA, 2, 1, 1, nil)).Replies[0]); !strings.HasPrefix(got, "-ERR migrate import: stale") {
+	if got := show(repliesOf(applyLog(g, 2, ImportEntry(slotA, 2, 1, 1, nil)).Outcomes)[0]); !strings.HasPrefix(got, "-ERR migrate import: stale") {
 		t.Fatalf("the restored fence took %s", got)
 	}
-	if _, ok := g.State().MigratingOut(99); ok || g.State().MigratedKeys() != 2 ||
-		fmt.Sprintf("%q", g.State().Frozen(slotA)) != `["{a}3" "{a}4" "{a}5" "{a}l"]` {
-		t.Fatalf("restored out %v migrated %d frozen %q", g.State().OutSlots(), g.State().MigratedKeys(), g.State().Frozen(slotA))
+	if _, ok := g.state.MigratingOut(99); ok || g.state.MigratedKeys() != 2 ||
+		fmt.Sprintf("%q", g.state.Frozen(slotA)) != `["{a}3" "{a}4" "{a}5" "{a}l"]` {
+		t.Fatalf("restored out %v migrated %d frozen %q", g.state.OutSlots(), g.state.MigratedKeys(), g.state.Frozen(slotA))
 	}
 	// A version 5 snapshot (no migration section) restores with none.
 	if err := g.Restore(io.NopCloser(bytes.NewReader(withoutMigration(t, data)))); err != nil {
 		t.Fatal(err)
 	}
-	if len(g.State().OutSlots()) != 0 || g.State().MigratedKeys() != 0 || !bytes.Equal(dump(t, g.State()), dump(t, h.s)) {
+	if len(g.state.OutSlots()) != 0 || g.state.MigratedKeys() != 0 || !bytes.Equal(dump(t, g.state), dump(t, h.s)) {
 		t.Fatal("version 5 snapshot restored with migration state")
 	}
 }
@@ -702,7 +678,8 @@ func migrateEntries(n int) []*Entry {
 func TestMigrateDeterminism(t *testing.T) {
 	a, b := NewState(), NewState()
 	for i, e := range migrateEntries(2000) {
-		ra, rb := a.Apply(uint64(i+1), e), b.Apply(uint64(i+1), DecodeOrFail(t, e.Encode()))
+		ra := repliesOf(a.Apply(uint64(i+1), e))
+		rb := repliesOf(b.Apply(uint64(i+1), DecodeOrFail(t, e.Encode())))
 		if showAll(ra) != showAll(rb) {
 			t.Fatalf("entry %d: replies differ: %s vs %s", i, showAll(ra), showAll(rb))
 		}

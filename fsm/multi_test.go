@@ -153,7 +153,7 @@ func TestMultiDeterministicAcrossSnapshot(t *testing.T) {
 	if err := f.Restore(multiNopCloser{&buf}); err != nil {
 		t.Fatal(err)
 	}
-	b.s = f.State()
+	b.s = f.state
 	both("SET {s}y 1")
 	both("DEL {s}y")
 	ga, gb := a.multiExec(ws, "SET {s}z 1"), b.multiExec(ws, "SET {s}z 1")
@@ -181,7 +181,7 @@ func TestMultiInBatch(t *testing.T) {
 		ExecCommand(nil, [][][]byte{fields("INCR k"), fields("INCR k")}),
 		fields("GET k"),
 	}})
-	if got := showAll(r); got != `+OK [:2 :3] "3"` {
+	if got := showAll(repliesOf(r)); got != `+OK [:2 :3] "3"` {
 		t.Fatalf("batch = %s", got)
 	}
 }
@@ -192,8 +192,8 @@ func TestMultiServesBlockedAfter(t *testing.T) {
 	h := newHarness(t)
 	h.idx++
 	r := h.s.Apply(h.idx, &Entry{Type: EntryCommands, Now: h.now, Cmds: [][][]byte{fields("BLPOP l 0")}})
-	if _, ok := BlockedWaiter(r[0]); !ok {
-		t.Fatalf("BLPOP did not block: %s", show(r[0]))
+	if r[0].Kind != OutcomeBlocked {
+		t.Fatalf("BLPOP did not block: %s", show(replyOf(r[0])))
 	}
 	h.idx++
 	res, err := h.s.ApplyResult(h.idx, &Entry{Type: EntryCommands, Now: h.now, Cmds: [][][]byte{
@@ -202,10 +202,10 @@ func TestMultiServesBlockedAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := show(res.Replies[0]); got != "[:2 \"a\"]" {
+	if got := show(repliesOf(res.Outcomes)[0]); got != "[:2 \"a\"]" {
 		t.Fatalf("exec = %s", got)
 	}
-	if len(res.Deferred) != 1 || show(res.Deferred[0].Reply) != `["l" "b"]` {
+	if len(res.Deferred) != 1 || show(replyOf(res.Deferred[0].Outcome)) != `["l" "b"]` {
 		t.Fatalf("deferred = %+v", res.Deferred)
 	}
 }

@@ -1,69 +1,35 @@
 package fsm
 
 import (
-	"strings"
-
 	"github.com/slotraft/slotraft/resp"
 	"github.com/slotraft/slotraft/store"
 )
 
 // OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ|HELP.
 
-// objectSubs are OBJECT's subcommands by lowercase name.
-var objectSubs = map[string]*Command{}
-
 func objSub(name string, arity int, flags resp.Flag, first int, acl []string, since, summary string,
 	run func(*Ctx, [][]byte) resp.Value) *Command {
-	c := &Command{Meta: &resp.Command{
+	return &Command{Meta: &resp.Command{
 		Name: "object|" + name, Arity: arity, Flags: flags, FirstKey: first, LastKey: first, Step: min(first, 1),
 		ACL: acl, Group: "generic", Since: since, Summary: summary, Complexity: "O(1)",
 	}, Run: run}
-	objectSubs[name] = c
-	return c
 }
 
 func init() {
-	subs := []*Command{
-		objSub("encoding", 3, fR, 2, aclKeyReadSlow, "2.2.3", "Returns the internal encoding of a Redis object.", objEncoding),
-		objSub("freq", 3, fR, 2, aclKeyReadSlow, "4.0.0", "Returns the logarithmic access frequency counter of a Redis object.", objFreq),
-		objSub("help", 2, resp.FlagLoading|resp.FlagStale, 0, []string{"keyspace", "slow"}, "6.2.0",
-			"Returns helpful text about the different subcommands.", objHelp),
-		objSub("idletime", 3, fR, 2, aclKeyReadSlow, "2.2.3", "Returns the time since the last access to a Redis object.", objIdletime),
-		objSub("refcount", 3, fR, 2, aclKeyReadSlow, "2.2.3", "Returns the reference count of a value of a key.", objRefcount),
-	}
-	objectSubs["freq"].Meta.Tips = tipsNondet
-	objectSubs["idletime"].Meta.Tips = tipsNondet
-	metas := make([]*resp.Command, len(subs))
-	for i, s := range subs {
-		metas[i] = s.Meta
-	}
-	register(&Command{Meta: &resp.Command{
+	freq := objSub("freq", 3, fR, 2, aclKeyReadSlow, "4.0.0", "Returns the logarithmic access frequency counter of a Redis object.", objFreq)
+	idle := objSub("idletime", 3, fR, 2, aclKeyReadSlow, "2.2.3", "Returns the time since the last access to a Redis object.", objIdletime)
+	freq.Meta.Tips, idle.Meta.Tips = tipsNondet, tipsNondet
+	register(container(&resp.Command{
 		Name: "object", Arity: -2, ACL: []string{"slow"}, Group: "generic", Since: "2.2.3",
 		Summary: "A container for object introspection commands.", Complexity: "Depends on subcommand.",
-		Subcommands: metas, Keys: objectKeys,
-	}, Run: objectCmd})
-}
-
-// objectKeys gives routing the key of OBJECT <sub> key.
-func objectKeys(args [][]byte) []int {
-	if len(args) < 2 {
-		return nil
-	}
-	if sub := objectSubs[strings.ToLower(string(args[1]))]; sub != nil {
-		return sub.Meta.KeyIndexes(args)
-	}
-	return nil
-}
-
-func objectCmd(c *Ctx, args [][]byte) resp.Value {
-	sub := objectSubs[strings.ToLower(string(args[1]))]
-	if sub == nil {
-		return errReply(resp.ErrUnknownSubcommand(args[0], args[1]))
-	}
-	if !sub.Meta.ArityOK(len(args)) {
-		return errReply(resp.ErrWrongArgs(sub.Meta.Name))
-	}
-	return sub.Run(c, args)
+	},
+		objSub("encoding", 3, fR, 2, aclKeyReadSlow, "2.2.3", "Returns the internal encoding of a Redis object.", objEncoding),
+		freq,
+		objSub("help", 2, resp.FlagLoading|resp.FlagStale, 0, []string{"keyspace", "slow"}, "6.2.0",
+			"Returns helpful text about the different subcommands.", objHelp),
+		idle,
+		objSub("refcount", 3, fR, 2, aclKeyReadSlow, "2.2.3", "Returns the reference count of a value of a key.", objRefcount),
+	))
 }
 
 // sharedIntegers is Redis's OBJ_SHARED_INTEGERS: 0..9999 are shared objects

@@ -28,16 +28,16 @@ func TestPanickingCommandIsAnError(t *testing.T) {
 		Run:  func(c *Ctx, args [][]byte) resp.Value { panic("read bug") },
 	}
 	s := NewState()
-	replies := s.Apply(1, &Entry{Type: EntryCommands, Now: 1, Cmds: [][][]byte{
+	replies := repliesOf(s.Apply(1, &Entry{Type: EntryCommands, Now: 1, Cmds: [][][]byte{
 		{[]byte("testpanic")}, {[]byte("set"), []byte("k"), []byte("v")},
-	}})
+	}}))
 	if len(replies) != 2 || !replies[0].IsError() || !strings.Contains(string(replies[0].Str), "internal error in 'testpanic'") {
 		t.Fatalf("apply of a panicking command: %+v", replies)
 	}
 	if string(replies[1].Str) != "OK" {
 		t.Fatalf("the next command of the entry did not run: %+v", replies[1])
 	}
-	v := s.Read(2, readBug, [][]byte{[]byte("testpanicro")})
+	v := replyOf(s.Read(2, readBug, [][]byte{[]byte("testpanicro")}))
 	if !v.IsError() || !strings.Contains(string(v.Str), "read bug") {
 		t.Fatalf("read of a panicking command: %+v", v)
 	}

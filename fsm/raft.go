@@ -5,8 +5,6 @@ import (
 	"log/slog"
 
 	"github.com/hashicorp/raft"
-
-	"github.com/slotraft/slotraft/resp"
 )
 
 // FSM is the raft.FSM of one slot group: it decodes log entries and hands
@@ -19,11 +17,14 @@ type FSM struct {
 	notify func([]Event)    // keyspace events (notify.go); set before Raft starts
 }
 
-// ApplyResult is what FSM.Apply returns for an entry: one reply per command,
-// in order (a command that blocked has a marker reply, see BlockedWaiter),
-// and the blocking commands the entry added and ended (blocking.go).
+// ApplyResult is what FSM.Apply returns for an entry: one outcome per
+// command (or per op of an internal entry), in order, the blocking commands
+// the entry added and ended (blocking.go), and its keyspace events.
 type ApplyResult struct {
-	Replies  []resp.Value
+	Outcomes []Outcome
+	// Err is the first op of an internal entry (EntryMigrate) that the
+	// state machine refused; it changed nothing.
+	Err      error
 	Blocked  []Blocked
 	Deferred []Deferred
 	Events   []Event // keyspace events, when collected (SetNotifyHook)
@@ -53,8 +54,9 @@ func New(group uint32, logger *slog.Logger) *FSM {
 	return &FSM{group: group, logger: logger.With("group", group), state: NewState()}
 }
 
-// State is the group's processor, for reads and node commands.
-func (f *FSM) State() *State { return f.state }
+// State is the group's processor, read-only: for reads, node commands and
+// the slot mover. Only the FSM applies entries to it.
+func (f *FSM) State() Reader { return f.state }
 
 // Apply applies one committed log entry. An entry that cannot be decoded, or
 // whose type this binary does not know and may not skip, panics: a replica

@@ -38,36 +38,48 @@ func init() {
 	aclScript := []string{"slow", "scripting"}
 	const flags = resp.FlagNoScript | resp.FlagStale | resp.FlagSkipMonitor | resp.FlagMovableKeys
 	const complexity = "Depends on the script that is executed."
-	cmds := []*Command{
-		scriptCmd("eval", -3, flags|fW, 0, 0, 0, aclScript, "2.6.0",
-			"Executes a server-side Lua script.", complexity, evalCmd(false, false)),
-		scriptCmd("evalsha", -3, flags|fW, 0, 0, 0, aclScript, "2.6.0",
-			"Executes a server-side Lua script by SHA1 digest.", complexity, evalCmd(true, false)),
-		scriptCmd("eval_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
-			"Executes a read-only server-side Lua script.", complexity, evalCmd(false, true)),
-		scriptCmd("evalsha_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
-			"Executes a read-only server-side Lua script by SHA1 digest.", complexity, evalCmd(true, true)),
+	eval := withNumKeys(scriptCmd("eval", -3, flags|fW, 0, 0, 0, aclScript, "2.6.0",
+		"Executes a server-side Lua script.", complexity, evalCmd(false, false)), &ScriptSpec{})
+	evalRO := withNumKeys(scriptCmd("eval_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
+		"Executes a read-only server-side Lua script.", complexity, evalCmd(false, true)), &ScriptSpec{})
+	register(eval,
+		withNumKeys(scriptCmd("evalsha", -3, flags|fW, 0, 0, 0, aclScript, "2.6.0",
+			"Executes a server-side Lua script by SHA1 digest.", complexity, evalCmd(true, false)), &ScriptSpec{WithBody: eval}),
+		evalRO,
+		withNumKeys(scriptCmd("evalsha_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
+			"Executes a read-only server-side Lua script by SHA1 digest.", complexity, evalCmd(true, true)), &ScriptSpec{WithBody: evalRO}),
 		scriptCmd("script", -2, fW, 0, 0, 0, []string{"slow"}, "2.6.0",
 			"A container for Lua scripts management commands.", "Depends on subcommand.", scriptDataCmd),
-	}
-	for _, c := range cmds {
-		if c.Meta.Name != "script" {
-			withNumKeys(c)
-		}
-	}
-	register(cmds...)
+	)
 }
 
-// withNumKeys gives an EVAL-like command (name, body or SHA1 or function,
-// numkeys, keys…) its key positions: found by EvalKeys, declared as one
-// key spec with the key count at argument 2.
-func withNumKeys(c *Command) {
+// ScriptSpec says how a command that runs a script or a function routes;
+// the front end reads it (Command.Script).
+type ScriptSpec struct {
+	// Function: FCALL and FCALL_RO. A bad numkeys is answered by the
+	// group that runs it (Redis reports an unknown function first), not
+	// when the command is routed.
+	Function bool
+	// WithBody, for EVALSHA and EVALSHA_RO, is the command that takes the
+	// script's body instead of its SHA1 (EVAL, EVAL_RO): the router
+	// rewrites a call for a group whose cache lacks the script when
+	// another group led on the same node has it.
+	WithBody *Command
+}
+
+// withNumKeys makes c an EVAL-like command (name, body or SHA1 or
+// function, numkeys, keys…) that routes as spec says: its key positions
+// are found by EvalKeys, declared as one key spec with the key count at
+// argument 2.
+func withNumKeys(c *Command, spec *ScriptSpec) *Command {
+	c.Script = spec
 	c.Meta.Keys = EvalKeys
 	rw := []string{"RW", "access", "update"}
 	if c.Meta.Flags&fR != 0 {
 		rw = []string{"RO", "access"}
 	}
 	c.Meta.KeySpecs = []resp.KeySpec{{Flags: rw, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}
+	return c
 }
 
 // ParseNumKeys checks the numkeys argument of EVAL-like commands
@@ -102,15 +114,6 @@ func EvalKeys(args [][]byte) []int {
 		out[i] = 3 + i
 	}
 	return out
-}
-
-// IsScriptCommand reports whether name is EVAL, EVALSHA, EVAL_RO or EVALSHA_RO.
-func IsScriptCommand(name []byte) bool {
-	switch strings.ToLower(string(name)) {
-	case "eval", "evalsha", "eval_ro", "evalsha_ro":
-		return true
-	}
-	return false
 }
 
 // SHA1Hex is the lowercase hex SHA1 of a script body, its name in the cache.

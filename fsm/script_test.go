@@ -23,7 +23,7 @@ func (h *harness) scriptRead(args ...string) string {
 	for i, a := range args {
 		b[i] = []byte(a)
 	}
-	return show(h.s.Read(h.now, Lookup(b[0]), b))
+	return show(replyOf(h.s.Read(h.now, Lookup(b[0]), b)))
 }
 
 func scriptSHA(s string) string { return SHA1Hex([]byte(s)) }
@@ -263,7 +263,7 @@ return out`
 
 func TestScriptSnapshotRoundTrip(t *testing.T) {
 	f := New(1, nil)
-	h := &harness{t: t, s: f.State(), now: t0}
+	h := &harness{t: t, s: f.state, now: t0}
 	bodies := []string{"return 1", "return redis.call('get', KEYS[1])", "return ARGV[1]"}
 	for _, b := range bodies {
 		h.scriptDo("script", "load", b)
@@ -283,14 +283,14 @@ func TestScriptSnapshotRoundTrip(t *testing.T) {
 	if err := f2.Restore(nopCloser{&buf}); err != nil {
 		t.Fatal(err)
 	}
-	h2 := &harness{t: t, s: f2.State(), now: t0, idx: 100}
-	if n := f2.State().ScriptCount(); n != len(bodies) {
+	h2 := &harness{t: t, s: f2.state, now: t0, idx: 100}
+	if n := f2.state.ScriptCount(); n != len(bodies) {
 		t.Fatalf("restored %d scripts, want %d", n, len(bodies))
 	}
 	if got := h2.scriptDo("evalsha", scriptSHA(bodies[1]), "1", "k"); got != `"v"` {
 		t.Fatalf("evalsha after restore: %s", got)
 	}
-	if f2.State().HasScript(scriptSHA("return 'late'")) {
+	if f2.state.HasScript(scriptSHA("return 'late'")) {
 		t.Fatal("snapshot holds a script loaded after it")
 	}
 }
@@ -301,7 +301,7 @@ func (nopCloser) Close() error { return nil }
 
 func TestScriptSnapshotReadsVersion2(t *testing.T) {
 	f := New(1, nil)
-	h := &harness{t: t, s: f.State(), now: t0}
+	h := &harness{t: t, s: f.state, now: t0}
 	h.scriptDo("set", "k", "v")
 	snap, _ := f.Snapshot()
 	var buf bytes.Buffer
@@ -322,7 +322,7 @@ func TestScriptSnapshotReadsVersion2(t *testing.T) {
 	if err := f2.Restore(nopCloser{bytes.NewBuffer(v2)}); err != nil {
 		t.Fatal(err)
 	}
-	h2 := &harness{t: t, s: f2.State(), now: t0, idx: 10}
+	h2 := &harness{t: t, s: f2.state, now: t0, idx: 10}
 	if got := h2.do("get k"); got != `"v"` {
 		t.Fatalf("get after v2 restore: %s", got)
 	}
@@ -395,7 +395,7 @@ func FuzzScriptArgs(f *testing.F) {
 		defer SetScriptBudget(0)
 		s1, s2 := NewState(), NewState()
 		e := &Entry{Type: EntryCommands, Now: t0, Seed: 7, Cmds: [][][]byte{args}}
-		r1, r2 := s1.Apply(1, e), s2.Apply(1, e)
+		r1, r2 := repliesOf(s1.Apply(1, e)), repliesOf(s2.Apply(1, e))
 		if show(r1[0]) != show(r2[0]) {
 			t.Fatalf("replies differ: %s / %s", show(r1[0]), show(r2[0]))
 		}
@@ -424,10 +424,10 @@ func BenchmarkScriptEvalsha(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := NewState()
-			s.Apply(1, &Entry{Type: EntryCommands, Now: t0, Seed: 1, Cmds: [][][]byte{{[]byte("script"), []byte("load"), []byte(body)}}})
+			repliesOf(s.Apply(1, &Entry{Type: EntryCommands, Now: t0, Seed: 1, Cmds: [][][]byte{{[]byte("script"), []byte("load"), []byte(body)}}}))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				s.Apply(uint64(i+2), &Entry{Type: EntryCommands, Now: t0, Seed: uint64(i), Cmds: [][][]byte{bc.cmd(i)}})
+				repliesOf(s.Apply(uint64(i+2), &Entry{Type: EntryCommands, Now: t0, Seed: uint64(i), Cmds: [][][]byte{bc.cmd(i)}}))
 			}
 		})
 	}

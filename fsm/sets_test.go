@@ -157,14 +157,14 @@ func TestSetRESP3Shapes(t *testing.T) {
 	h := newHarness(t)
 	h.do("sadd s a b c")
 	for _, cmd := range []string{"smembers s", "sinter s", "sunion s", "sdiff s"} {
-		if v := h.s.Read(h.now, Lookup(fields(cmd)[0]), fields(cmd)); v.Kind != resp.KindSet || len(v.Elems) != 3 {
+		if v := replyOf(h.s.Read(h.now, Lookup(fields(cmd)[0]), fields(cmd))); v.Kind != resp.KindSet || len(v.Elems) != 3 {
 			t.Errorf("%s: %s is not a set of 3", cmd, show(v))
 		}
 	}
 	if v := h.apply(fields("spop s 2")); v.Kind != resp.KindSet {
 		t.Errorf("SPOP with count: %s is not a set", show(v))
 	}
-	if v := h.s.Read(h.now, Lookup([]byte("srandmember")), fields("srandmember s 2")); v.Kind != resp.KindArray {
+	if v := replyOf(h.s.Read(h.now, Lookup([]byte("srandmember")), fields("srandmember s 2"))); v.Kind != resp.KindArray {
 		t.Errorf("SRANDMEMBER with count: %s is not an array", show(v))
 	}
 }
@@ -252,7 +252,7 @@ func TestSetScanAcrossChanges(t *testing.T) {
 	seen := map[string]bool{}
 	cursor := "0"
 	for round := 0; ; round++ {
-		v := h.s.Read(h.now, Lookup([]byte("sscan")), fields("sscan s "+cursor+" count 5"))
+		v := replyOf(h.s.Read(h.now, Lookup([]byte("sscan")), fields("sscan s "+cursor+" count 5")))
 		for _, e := range v.Elems[1].Elems {
 			seen[string(e.Str)] = true
 		}

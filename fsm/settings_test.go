@@ -40,7 +40,7 @@ func TestSettings(t *testing.T) {
 
 func TestSettingsSnapshot(t *testing.T) {
 	f := New(1, nil)
-	if _, err := f.State().ApplyEntry(1, SettingsEntry(SettingPreferredLeader, "node2")); err != nil {
+	if _, err := f.state.ApplyEntry(1, SettingsEntry(SettingPreferredLeader, "node2")); err != nil {
 		t.Fatal(err)
 	}
 	snap, _ := f.Snapshot()
@@ -52,7 +52,7 @@ func TestSettingsSnapshot(t *testing.T) {
 	if err := f2.Restore(nopCloser{bytes.NewBuffer(buf.Bytes())}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f2.State().Setting(SettingPreferredLeader); got != "node2" {
+	if got := f2.state.Setting(SettingPreferredLeader); got != "node2" {
 		t.Fatalf("restored setting = %q, want node2", got)
 	}
 
@@ -70,7 +70,7 @@ func TestSettingsSnapshot(t *testing.T) {
 	if err := f3.Restore(nopCloser{bytes.NewBuffer(v4)}); err != nil {
 		t.Fatalf("restore v4: %v", err)
 	}
-	if got := f3.State().Setting(SettingPreferredLeader); got != "" {
+	if got := f3.state.Setting(SettingPreferredLeader); got != "" {
 		t.Fatalf("v4 restore has setting %q", got)
 	}
 }

@@ -52,7 +52,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if err := g.Restore(io.NopCloser(bytes.NewReader(buf.Bytes()))); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(dump(t, f.State()), dump(t, g.State())) || f.State().LastNow() != g.State().LastNow() {
+	if !bytes.Equal(dump(t, f.state), dump(t, g.state)) || f.state.LastNow() != g.state.LastNow() {
 		t.Fatal("restored state differs")
 	}
 	for name, b := range map[string][]byte{
@@ -66,7 +66,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if err := g.Restore(io.NopCloser(bytes.NewReader(nil))); !errors.Is(err, ErrBadSnapshot) {
 		t.Errorf("empty input: %v", err)
 	}
-	if !bytes.Equal(dump(t, f.State()), dump(t, g.State())) {
+	if !bytes.Equal(dump(t, f.state), dump(t, g.state)) {
 		t.Fatal("failed restore changed the state")
 	}
 }
@@ -93,7 +93,7 @@ func TestApplyDuringPersist(t *testing.T) {
 		applyLog(f, uint64(i+1), &Entry{Type: EntryCommands, Now: t0,
 			Cmds: [][][]byte{fields("SET key:" + strings.Repeat("x", i%50) + strconv.Itoa(i) + " " + strings.Repeat("v", 100))}})
 	}
-	before := dump(t, f.State())
+	before := dump(t, f.state)
 	snap, _ := f.Snapshot()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -117,7 +117,7 @@ func TestApplyDuringPersist(t *testing.T) {
 	if err := g.Restore(io.NopCloser(bytes.NewReader(data))); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(before, dump(t, g.State())) {
+	if !bytes.Equal(before, dump(t, g.state)) {
 		t.Fatal("snapshot does not hold its point in time")
 	}
 }
@@ -141,7 +141,7 @@ func TestFSMApplyPanicsOnBadEntry(t *testing.T) {
 	if r := f.Apply(&raft.Log{Index: 43, Type: raft.LogNoop}); r != nil {
 		t.Fatalf("noop result %v", r)
 	}
-	if r := applyLog(f, 44, &Entry{Type: EntryCommands, Cmds: [][][]byte{fields("SET k v"), fields("GET k")}}); showAll(r.Replies) != `+OK "v"` {
-		t.Fatalf("replies %s", showAll(r.Replies))
+	if r := applyLog(f, 44, &Entry{Type: EntryCommands, Cmds: [][][]byte{fields("SET k v"), fields("GET k")}}); showAll(repliesOf(r.Outcomes)) != `+OK "v"` {
+		t.Fatalf("replies %s", showAll(repliesOf(r.Outcomes)))
 	}
 }

@@ -42,27 +42,27 @@ type State struct {
 // NewState makes an empty State.
 func NewState() *State { return &State{store: store.New(), blk: newBlockState()} }
 
-// Apply applies entry e at log index index and returns one reply per
-// command (nil for other entry types). It panics on an entry type it may not
-// skip; ApplyEntry returns that as an error instead.
-func (s *State) Apply(index uint64, e *Entry) []resp.Value {
-	replies, err := s.ApplyEntry(index, e)
+// Apply applies entry e at log index index and returns one outcome per
+// command (per op for internal entries that have them). It panics on an
+// entry type it may not skip; ApplyEntry returns that as an error instead.
+func (s *State) Apply(index uint64, e *Entry) []Outcome {
+	outcomes, err := s.ApplyEntry(index, e)
 	if err != nil {
 		panic(fmt.Sprintf("fsm: index %d: %v", index, err))
 	}
-	return replies
+	return outcomes
 }
 
 // ApplyEntry is Apply returning ErrUnknownEntry (wrapped) for an unknown
 // entry type without the IgnoreUnknown bit; an unknown type with the bit is
 // skipped. Time never goes backwards: the entry runs at max(e.Now, the last
 // entry's time), so a leader with a slower clock cannot resurrect keys.
-func (s *State) ApplyEntry(index uint64, e *Entry) ([]resp.Value, error) {
+func (s *State) ApplyEntry(index uint64, e *Entry) ([]Outcome, error) {
 	r, err := s.ApplyResult(index, e)
 	if err != nil {
 		return nil, err
 	}
-	return r.Replies, nil
+	return r.Outcomes, nil
 }
 
 // ApplyResult is ApplyEntry with the whole result: the replies, and the
@@ -76,9 +76,9 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 	case EntryCommands:
 		s.lastNow = now
 		c := s.entryCtx(index, now, e.Seed)
-		res.Replies = make([]resp.Value, len(e.Cmds))
+		res.Outcomes = make([]Outcome, len(e.Cmds))
 		for i, args := range e.Cmds {
-			res.Replies[i] = s.applyCommand(c, args, i, e.Term, res)
+			res.Outcomes[i] = s.applyCommand(c, args, i, e.Term, res)
 			s.serveReady(c, e.Term, res)
 		}
 		res.Events = c.Events
@@ -89,7 +89,7 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 		return res, nil
 	case EntryFunctions:
 		s.lastNow = now
-		res.Replies = s.applyFunctions(e.Cmds)
+		res.Outcomes = s.applyFunctions(e.Cmds)
 		return res, nil
 	case EntrySettings &^ IgnoreUnknown:
 		s.lastNow = now
@@ -130,9 +130,9 @@ func (s *State) entryCtx(index uint64, now int64, seed uint64) *Ctx {
 // applyCommand runs the command at position pos of an entry. The routing
 // check of a migrating slot comes first (migrate.go): a command it answers
 // never runs, so it never blocks here either.
-func (s *State) applyCommand(c *Ctx, args [][]byte, pos int, term uint64, res *ApplyResult) resp.Value {
-	if v, redirected := s.migratingReply(c.Now, args); redirected {
-		return v
+func (s *State) applyCommand(c *Ctx, args [][]byte, pos int, term uint64, res *ApplyResult) Outcome {
+	if o, redirected := s.migratingOutcome(c.Now, args); redirected {
+		return o
 	}
 	return s.maybeBlock(c, args, pos, run(c, args), term, res)
 }
@@ -158,6 +158,10 @@ func run(c *Ctx, args [][]byte) resp.Value {
 // replica runs the same code on the same state, so each one panics at the
 // same point and recovers the same way: replicas stay identical.
 func safeRun(c *Ctx, cmd *Command, args [][]byte) (v resp.Value) {
+	cmd, err := cmd.resolve(args)
+	if err != nil {
+		return errReply(err)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			slog.Error("command panicked", "command", cmd.Meta.Name, "index", c.Index,
@@ -193,24 +197,24 @@ func (s *State) collected() NotifyClass {
 // Read runs a read-only command at time now (the leader's clock, never
 // earlier than the last applied entry) under the read lock. A write command
 // is refused: writes go through the log.
-func (s *State) Read(now int64, cmd *Command, args [][]byte) resp.Value {
+func (s *State) Read(now int64, cmd *Command, args [][]byte) Outcome {
 	if cmd.Meta.Flags&resp.FlagWrite != 0 {
-		return errf("ERR %s is a write command and must be proposed", cmd.Meta.Name)
+		return Replied(errf("ERR %s is a write command and must be proposed", cmd.Meta.Name))
 	}
 	seed := s.reads.Add(1)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	c := &Ctx{Store: s.store, Now: max(now, s.lastNow), Rand: rand.New(rand.NewPCG(seed, uint64(now))), scripts: &s.scripts}
 	c.moved = s.movedCheck(c)
-	if v, redirected := s.readMigratingReply(c.Now, cmd, args); redirected {
-		return v // a key of a migrating slot has moved (migrate.go)
+	if o, redirected := s.readMigratingOutcome(c.Now, cmd, args); redirected {
+		return o // a key of a migrating slot has moved (migrate.go)
 	}
-	return safeRun(c, cmd, args)
+	return Replied(safeRun(c, cmd, args))
 }
 
-// View runs fn with the store under the read lock (for node commands such as
-// CLUSTER COUNTKEYSINSLOT). fn must not modify the store.
-func (s *State) View(fn func(st *store.Store)) {
+// View runs fn with the store, read-only, under the read lock (for node
+// commands such as CLUSTER COUNTKEYSINSLOT).
+func (s *State) View(fn func(st store.Reader)) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	fn(s.store)

@@ -11,17 +11,12 @@ import (
 // Consumer groups: XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER|
 // HELP, XACK, XPENDING, XCLAIM, XAUTOCLAIM.
 
-// xgroupSubs are XGROUP's subcommands by lowercase name.
-var xgroupSubs = map[string]*Command{}
-
-func streamSub(container string, subs map[string]*Command, name string, arity int, flags resp.Flag, first int,
+func streamSub(container, name string, arity int, flags resp.Flag, first int,
 	acl []string, since, summary, complexity string, run func(*Ctx, [][]byte) resp.Value) *Command {
-	c := &Command{Meta: &resp.Command{
+	return &Command{Meta: &resp.Command{
 		Name: container + "|" + name, Arity: arity, Flags: flags, FirstKey: first, LastKey: first, Step: min(first, 1),
 		ACL: acl, Group: "stream", Since: since, Summary: summary, Complexity: complexity,
 	}, Run: run}
-	subs[name] = c
-	return c
 }
 
 var xgroupHelp = []string{
@@ -54,31 +49,25 @@ func helpReply(lines []string) resp.Value {
 
 func init() {
 	ws := []string{"write", "stream", "slow"}
-	subs := []*Command{
-		streamSub("xgroup", xgroupSubs, "create", -5, fW|fD, 2, ws, "5.0.0",
-			"Creates a consumer group.", "O(1)", xgroupCmd),
-		streamSub("xgroup", xgroupSubs, "createconsumer", 5, fW|fD, 2, ws, "6.2.0",
-			"Creates a consumer in a consumer group.", "O(1)", xgroupCmd),
-		streamSub("xgroup", xgroupSubs, "delconsumer", 5, fW, 2, ws, "5.0.0",
-			"Deletes a consumer from a consumer group.", "O(1)", xgroupCmd),
-		streamSub("xgroup", xgroupSubs, "destroy", 4, fW, 2, ws, "5.0.0",
-			"Destroys a consumer group.", "O(N) where N is the number of entries in the group's pending entries list (PEL).", xgroupCmd),
-		streamSub("xgroup", xgroupSubs, "help", 2, resp.FlagLoading|resp.FlagStale, 0, []string{"stream", "slow"}, "5.0.0",
-			"Returns helpful text about the different subcommands.", "O(1)", func(*Ctx, [][]byte) resp.Value { return helpReply(xgroupHelp) }),
-		streamSub("xgroup", xgroupSubs, "setid", -5, fW, 2, ws, "5.0.0",
-			"Sets the last-delivered ID of a consumer group.", "O(1)", xgroupCmd),
-	}
-	metas := make([]*resp.Command, len(subs))
-	for i, s := range subs {
-		metas[i] = s.Meta
-	}
-	register(&Command{Meta: &resp.Command{
-		Name: "xgroup", Arity: -2, Flags: fW, ACL: []string{"slow"}, Group: "stream", Since: "5.0.0",
-		Summary: "A container for consumer groups commands.", Complexity: "Depends on subcommand.",
-		Subcommands: metas, Keys: subKeys(xgroupSubs),
-	}, Run: containerRun(xgroupSubs)})
 	// The container is flagged write (Redis reports no flags on it) so that
 	// routing proposes it to the log.
+	register(container(&resp.Command{
+		Name: "xgroup", Arity: -2, Flags: fW, ACL: []string{"slow"}, Group: "stream", Since: "5.0.0",
+		Summary: "A container for consumer groups commands.", Complexity: "Depends on subcommand.",
+	},
+		streamSub("xgroup", "create", -5, fW|fD, 2, ws, "5.0.0",
+			"Creates a consumer group.", "O(1)", xgroupCmd(xgCreate)),
+		streamSub("xgroup", "createconsumer", 5, fW|fD, 2, ws, "6.2.0",
+			"Creates a consumer in a consumer group.", "O(1)", xgroupCmd(xgCreateConsumer)),
+		streamSub("xgroup", "delconsumer", 5, fW, 2, ws, "5.0.0",
+			"Deletes a consumer from a consumer group.", "O(1)", xgroupCmd(xgDelConsumer)),
+		streamSub("xgroup", "destroy", 4, fW, 2, ws, "5.0.0",
+			"Destroys a consumer group.", "O(N) where N is the number of entries in the group's pending entries list (PEL).", xgroupCmd(xgDestroy)),
+		streamSub("xgroup", "help", 2, resp.FlagLoading|resp.FlagStale, 0, []string{"stream", "slow"}, "5.0.0",
+			"Returns helpful text about the different subcommands.", "O(1)", func(*Ctx, [][]byte) resp.Value { return helpReply(xgroupHelp) }),
+		streamSub("xgroup", "setid", -5, fW, 2, ws, "5.0.0",
+			"Sets the last-delivered ID of a consumer group.", "O(1)", xgroupCmd(xgSetID)),
+	))
 
 	register(
 		streamCmd("xack", -4, fW|fF, 1, 1, 1, aclWriteStreamFast, "5.0.0",
@@ -97,32 +86,6 @@ func init() {
 	registry["xpending"].Meta.Tips = tipsNondet
 }
 
-// subKeys routes a container command by its subcommand's key positions.
-func subKeys(subs map[string]*Command) func(args [][]byte) []int {
-	return func(args [][]byte) []int {
-		if len(args) < 2 {
-			return nil
-		}
-		if sub := subs[strings.ToLower(string(args[1]))]; sub != nil {
-			return sub.Meta.KeyIndexes(args)
-		}
-		return nil
-	}
-}
-
-func containerRun(subs map[string]*Command) func(c *Ctx, args [][]byte) resp.Value {
-	return func(c *Ctx, args [][]byte) resp.Value {
-		sub := subs[strings.ToLower(string(args[1]))]
-		if sub == nil {
-			return errReply(resp.ErrUnknownSubcommand(args[0], args[1]))
-		}
-		if !sub.Meta.ArityOK(len(args)) {
-			return errReply(resp.ErrWrongArgs(sub.Meta.Name))
-		}
-		return sub.Run(c, args)
-	}
-}
-
 // subSyntaxErr is Redis's addReplySubcommandSyntaxError.
 func subSyntaxErr(args [][]byte) resp.Value {
 	sub := args[1]
@@ -132,11 +95,26 @@ func subSyntaxErr(args [][]byte) resp.Value {
 	return errf("ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP.", sub, strings.ToUpper(string(args[0])))
 }
 
-func xgroupCmd(c *Ctx, args [][]byte) resp.Value {
-	sub := strings.ToLower(string(args[1]))
+// xgroupOp is the XGROUP subcommand that runs: one implementation, as
+// Redis's xgroupCommand, shares the option parsing and the lookups.
+type xgroupOp uint8
+
+const (
+	xgCreate xgroupOp = iota
+	xgSetID
+	xgDestroy
+	xgCreateConsumer
+	xgDelConsumer
+)
+
+func xgroupCmd(op xgroupOp) func(c *Ctx, args [][]byte) resp.Value {
+	return func(c *Ctx, args [][]byte) resp.Value { return xgroup(c, op, args) }
+}
+
+func xgroup(c *Ctx, op xgroupOp, args [][]byte) resp.Value {
 	mkstream := false
 	entriesRead := int64(-1)
-	create, setid := sub == "create", sub == "setid"
+	create, setid := op == xgCreate, op == xgSetID
 	for i := 5; i < len(args); {
 		switch {
 		case create && eq(args[i], "mkstream"):
@@ -168,7 +146,7 @@ func xgroupCmd(c *Ctx, args [][]byte) resp.Value {
 	if s != nil {
 		g = s.MutGroup(name)
 	}
-	if g == nil && (setid || sub == "createconsumer" || sub == "delconsumer") {
+	if g == nil && (setid || op == xgCreateConsumer || op == xgDelConsumer) {
 		return errf("NOGROUP No such consumer group '%s' for key name '%s'", name, key)
 	}
 	switch {
@@ -202,7 +180,7 @@ func xgroupCmd(c *Ctx, args [][]byte) resp.Value {
 		g.EntriesRead = entriesRead
 		c.changedEvent(NotifyStream, "xgroup-setid", key, o)
 		return resp.OK()
-	case sub == "destroy" && len(args) == 4:
+	case op == xgDestroy && len(args) == 4:
 		if g == nil {
 			return zero
 		}
@@ -210,13 +188,13 @@ func xgroupCmd(c *Ctx, args [][]byte) resp.Value {
 		c.changedEvent(NotifyStream, "xgroup-destroy", key, o)
 		c.signalReady(key) // XREADGROUP waiters get NOGROUP
 		return one
-	case sub == "createconsumer" && len(args) == 5:
+	case op == xgCreateConsumer && len(args) == 5:
 		if _, created := g.CreateConsumer(args[4], c.Now); !created {
 			return zero
 		}
 		c.changedEvent(NotifyStream, "xgroup-createconsumer", key, o)
 		return one
-	case sub == "delconsumer" && len(args) == 5:
+	case op == xgDelConsumer && len(args) == 5:
 		n := g.DeleteConsumer(args[4])
 		if n < 0 {
 			return zero

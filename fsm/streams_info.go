@@ -8,8 +8,6 @@ import (
 // XINFO STREAM|GROUPS|CONSUMERS|HELP. Idle and inactive times are computed
 // from Ctx.Now.
 
-var xinfoSubs = map[string]*Command{}
-
 var xinfoHelp = []string{
 	"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"CONSUMERS <key> <groupname>",
@@ -24,26 +22,21 @@ var xinfoHelp = []string{
 
 func init() {
 	rs := aclReadStreamSlow
-	subs := []*Command{
-		streamSub("xinfo", xinfoSubs, "consumers", 4, fR, 2, rs, "5.0.0",
-			"Returns a list of the consumers in a consumer group.", "O(1)", xinfoConsumers),
-		streamSub("xinfo", xinfoSubs, "groups", 3, fR, 2, rs, "5.0.0",
-			"Returns a list of the consumer groups of a stream.", "O(1)", xinfoGroups),
-		streamSub("xinfo", xinfoSubs, "help", 2, resp.FlagLoading|resp.FlagStale, 0, []string{"stream", "slow"}, "5.0.0",
-			"Returns helpful text about the different subcommands.", "O(1)", func(*Ctx, [][]byte) resp.Value { return helpReply(xinfoHelp) }),
-		streamSub("xinfo", xinfoSubs, "stream", -3, fR, 2, rs, "5.0.0",
-			"Returns information about a stream.", "O(1)", xinfoStream),
-	}
-	xinfoSubs["consumers"].Meta.Tips = tipsNondet
-	metas := make([]*resp.Command, len(subs))
-	for i, s := range subs {
-		metas[i] = s.Meta
-	}
-	register(&Command{Meta: &resp.Command{
+	consumers := streamSub("xinfo", "consumers", 4, fR, 2, rs, "5.0.0",
+		"Returns a list of the consumers in a consumer group.", "O(1)", xinfoConsumers)
+	consumers.Meta.Tips = tipsNondet
+	register(container(&resp.Command{
 		Name: "xinfo", Arity: -2, Flags: fR, ACL: []string{"slow"}, Group: "stream", Since: "5.0.0",
 		Summary: "A container for stream introspection commands.", Complexity: "Depends on subcommand.",
-		Subcommands: metas, Keys: subKeys(xinfoSubs),
-	}, Run: containerRun(xinfoSubs)})
+	},
+		consumers,
+		streamSub("xinfo", "groups", 3, fR, 2, rs, "5.0.0",
+			"Returns a list of the consumer groups of a stream.", "O(1)", xinfoGroups),
+		streamSub("xinfo", "help", 2, resp.FlagLoading|resp.FlagStale, 0, []string{"stream", "slow"}, "5.0.0",
+			"Returns helpful text about the different subcommands.", "O(1)", func(*Ctx, [][]byte) resp.Value { return helpReply(xinfoHelp) }),
+		streamSub("xinfo", "stream", -3, fR, 2, rs, "5.0.0",
+			"Returns information about a stream.", "O(1)", xinfoStream),
+	))
 }
 
 func (c *Ctx) xinfoStreamOf(key []byte) (*store.Stream, resp.Value, bool) {

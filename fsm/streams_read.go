@@ -17,11 +17,11 @@ func init() {
 		streamCmd("xread", -4, fR|resp.FlagBlocking|resp.FlagMovableKeys, 0, 0, 0,
 			[]string{"read", "stream", "slow", "blocking"}, "5.0.0",
 			"Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.",
-			"For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.", xreadCmd),
+			"For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.", xreadCmd).blocks(xreadBlock),
 		streamCmd("xreadgroup", -7, fW|resp.FlagBlocking|resp.FlagMovableKeys, 0, 0, 0,
 			[]string{"write", "stream", "slow", "blocking"}, "5.0.0",
 			"Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.",
-			"For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.", xreadCmd),
+			"For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.", xreadCmd).blocks(xreadGroupBlock),
 	)
 	registry["xread"].Meta.Keys = xreadKeyIdx
 	registry["xreadgroup"].Meta.Keys = xreadKeyIdx

@@ -34,7 +34,7 @@ func streamRun(h *harness, steps []step) {
 			continue
 		case strings.HasPrefix(st.cmd, "read "):
 			args := streamFields(st.cmd[5:])
-			got = show(h.s.Read(h.now, Lookup(args[0]), args))
+			got = show(replyOf(h.s.Read(h.now, Lookup(args[0]), args)))
 		default:
 			got = show(h.apply(streamFields(st.cmd)))
 		}
@@ -365,7 +365,8 @@ func TestStreamBlocksOn(t *testing.T) {
 		"xreadgroup group g c streams s >": false, "xreadgroup group g c block 5 streams s >": true,
 		"blpop l 0": true, "get k": false,
 	} {
-		if got := BlocksOn(fields(line)); got != want {
+		args := fields(line)
+		if got := Lookup(args[0]).BlocksOn(args); got != want {
 			t.Errorf("BlocksOn(%q) = %v", line, got)
 		}
 	}

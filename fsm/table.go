@@ -39,6 +39,38 @@ type Command struct {
 	// Run executes the command; args[0] is the command name and the arity
 	// has been checked.
 	Run func(c *Ctx, args [][]byte) resp.Value
+	// Subs are a container's subcommands (OBJECT, XGROUP, XINFO) in
+	// Meta.Subcommands order; a container has no Run of its own (resolve).
+	Subs []*Command
+	// Script says how a command that runs a script or a function routes
+	// (script.go); nil for the others.
+	Script *ScriptSpec
+	// block says how a blocking command blocks (blocking.go); nil for the
+	// others.
+	block *blockSpec
+}
+
+// container makes the container command meta of subs: its metadata lists
+// theirs, and it runs the one args[1] names.
+func container(meta *resp.Command, subs ...*Command) *Command {
+	for _, sc := range subs {
+		meta.Subcommands = append(meta.Subcommands, sc.Meta)
+	}
+	return &Command{Meta: meta, Subs: subs}
+}
+
+// resolve is the command that runs for args: cmd itself, or the subcommand
+// of a container that args[1] names, its arity checked (Redis's errors
+// otherwise).
+func (cmd *Command) resolve(args [][]byte) (*Command, error) {
+	if len(cmd.Subs) == 0 {
+		return cmd, nil
+	}
+	i, err := cmd.Meta.SubcommandIndex(args)
+	if err != nil {
+		return nil, err
+	}
+	return cmd.Subs[i], nil
 }
 
 // cmdMaker builds a key-taking data command of one Redis command group with

@@ -47,15 +47,15 @@ func init() {
 		zsetCmd("bzpopmin", -3, fW|resp.FlagNoScript|fF|resp.FlagBlocking, 1, -2, 1,
 			[]string{"write", "sortedset", "fast", "blocking"}, "5.0.0",
 			"Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
-			"O(log(N)) with N being the number of elements in the sorted set.", bzpopCmd(false)),
+			"O(log(N)) with N being the number of elements in the sorted set.", bzpopCmd(false)).blocks(zsetPopBlock),
 		zsetCmd("bzpopmax", -3, fW|resp.FlagNoScript|fF|resp.FlagBlocking, 1, -2, 1,
 			[]string{"write", "sortedset", "fast", "blocking"}, "5.0.0",
 			"Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.",
-			"O(log(N)) with N being the number of elements in the sorted set.", bzpopCmd(true)),
+			"O(log(N)) with N being the number of elements in the sorted set.", bzpopCmd(true)).blocks(zsetPopBlock),
 		zsetCmd("bzmpop", -5, fW|resp.FlagBlocking|resp.FlagMovableKeys, 0, 0, 0,
 			[]string{"write", "sortedset", "slow", "blocking"}, "7.0.0",
 			"Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
-			zmpopComplexity, bzmpopCmd),
+			zmpopComplexity, bzmpopCmd).blocks(zsetMPopBlock),
 	)
 	registry["zmpop"].Meta.Keys = zsetKeysAt(1)
 	registry["bzmpop"].Meta.Keys = zsetKeysAt(2)

@@ -87,11 +87,18 @@ func (c *Command) ArityOK(n int) bool {
 	return n >= -c.Arity
 }
 
-// KeyIndexes returns the positions of the keys in args (args[0] = name).
-// Callers check arity first.
+// KeyIndexes returns the positions of the keys in args (args[0] = name);
+// a container's are those of the subcommand args[1] names. Callers check
+// arity first.
 func (c *Command) KeyIndexes(args [][]byte) []int {
 	if c.Keys != nil {
 		return c.Keys(args)
+	}
+	if len(c.Subcommands) > 0 {
+		if i := c.subIndex(args); i >= 0 {
+			return c.Subcommands[i].KeyIndexes(args)
+		}
+		return nil
 	}
 	if c.FirstKey <= 0 || c.FirstKey >= len(args) {
 		return nil
@@ -119,6 +126,36 @@ func (c *Command) KeysOf(args [][]byte) [][]byte {
 		keys[i] = args[j]
 	}
 	return keys
+}
+
+// SubcommandIndex is the index in c.Subcommands of the subcommand args
+// names (args[1], any case), its arity checked: with Redis's "unknown
+// subcommand" or "wrong number of arguments" error otherwise. Every
+// container's dispatch goes through it.
+func (c *Command) SubcommandIndex(args [][]byte) (int, error) {
+	i := c.subIndex(args)
+	switch {
+	case i < 0 && len(args) < 2:
+		return -1, ErrWrongArgs(c.Name)
+	case i < 0:
+		return -1, ErrUnknownSubcommand(args[0], args[1])
+	case !c.Subcommands[i].ArityOK(len(args)):
+		return -1, ErrWrongArgs(c.Subcommands[i].Name)
+	}
+	return i, nil
+}
+
+// subIndex finds the subcommand args[1] names; -1 if none.
+func (c *Command) subIndex(args [][]byte) int {
+	if len(args) < 2 {
+		return -1
+	}
+	for i, sc := range c.Subcommands {
+		if _, name, _ := strings.Cut(sc.Name, "|"); EqualFold(args[1], name) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Is reports whether the command has every flag in f.

@@ -65,7 +65,7 @@ func fnLibraryCounts(n *cluster.Node) map[uint32]int {
 	out := map[uint32]int{}
 	for _, g := range n.Groups() {
 		if g.Local() {
-			_ = g.ReadStale(func(st *fsm.State) { out[g.ID()] = st.LibraryCount() })
+			_ = g.ReadStale(func(st fsm.Reader) { out[g.ID()] = st.LibraryCount() })
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/cluster/server"
 	"github.com/slotraft/slotraft/cluster/testcluster"
 	"github.com/slotraft/slotraft/cluster/transport"
 )
@@ -42,7 +43,7 @@ func clusterNodesLine(t *testing.T, c *testcluster.Cluster, i int, peer string) 
 		t.Fatalf("CLUSTER NODES on node%d: %v", i+1, err)
 	}
 	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, cluster.NodeID(peer)+" ") {
+		if strings.HasPrefix(line, server.NodeID(peer)+" ") {
 			return line
 		}
 	}
@@ -99,7 +100,7 @@ func shardHealth(t *testing.T, c *testcluster.Cluster, i int, peer string) strin
 	}
 	for _, sh := range shards {
 		for _, n := range sh.Nodes {
-			if n.ID == cluster.NodeID(peer) {
+			if n.ID == server.NodeID(peer) {
 				return n.Health
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/cluster/server"
 	"github.com/slotraft/slotraft/cluster/transport"
 )
 
@@ -53,7 +54,7 @@ type node struct {
 	joined bool // started by AddNode: --join instead of the static peers
 	dir    string
 	n      *cluster.Node
-	srv    *cluster.Server
+	srv    *server.Server
 	served chan error
 }
 
@@ -141,7 +142,7 @@ func (c *Cluster) start(i int, clientLn, busLn net.Listener) error {
 		clientLn.Close()
 		return err
 	}
-	srv := cluster.NewServer(n, c.logger.With("node", nd.peer.ID))
+	srv := server.New(n, c.logger.With("node", nd.peer.ID))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(clientLn) }()
 	c.mu.Lock()
@@ -229,7 +230,7 @@ func (c *Cluster) stop(i int) error {
 	if err := srv.Close(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := <-served; err != nil && !errors.Is(err, cluster.ErrServerClosed) {
+	if err := <-served; err != nil && !errors.Is(err, server.ErrClosed) {
 		errs = append(errs, fmt.Errorf("serve: %w", err))
 	}
 	if err := n.Close(); err != nil {

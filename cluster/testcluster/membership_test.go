@@ -15,6 +15,7 @@ import (
 
 	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/cluster/meta"
+	"github.com/slotraft/slotraft/cluster/server"
 	"github.com/slotraft/slotraft/cluster/testcluster"
 	"github.com/slotraft/slotraft/cluster/transport"
 )
@@ -140,7 +141,7 @@ func TestJoinAndReplace(t *testing.T) {
 	stopWriter()
 	checkAcked(t, rdb, <-acked, "during the joins and the replacement")
 	nodes, err := redis.NewClient(&redis.Options{Addr: c.Addrs()[0]}).ClusterNodes(ctx).Result()
-	if err != nil || strings.Contains(nodes, cluster.NodeID(victimID)) {
+	if err != nil || strings.Contains(nodes, server.NodeID(victimID)) {
 		t.Fatalf("CLUSTER NODES still lists %s (%v):\n%s", victimID, err, nodes)
 	}
 

@@ -351,8 +351,8 @@ func checkOneCopy(t *testing.T, c *testcluster.Cluster, d dataset) {
 			if grp.ID() != g.ID {
 				continue
 			}
-			err := grp.ReadStale(func(st *fsm.State) {
-				st.View(func(s *store.Store) {
+			err := grp.ReadStale(func(st fsm.Reader) {
+				st.View(func(s store.Reader) {
 					for i := range d.n {
 						if s.GetRaw([]byte(d.key(i))) != nil {
 							holders[i] = append(holders[i], g.ID)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/cluster/server"
 	"github.com/slotraft/slotraft/cluster/testcluster"
 	"github.com/slotraft/slotraft/slots"
 )
@@ -200,7 +200,7 @@ func TestRouting(t *testing.T) {
 }
 
 func nodeID(c *testcluster.Cluster, i int) string {
-	return cluster.NodeID(c.Peers()[i].ID)
+	return server.NodeID(c.Peers()[i].ID)
 }
 
 func TestServerCloseEndsConnections(t *testing.T) {

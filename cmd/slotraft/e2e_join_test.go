@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/cluster/server"
 )
 
 // Shape of the membership end-to-end test's cluster.
@@ -99,7 +100,7 @@ func TestJoinGrowAndReplaceDeadNode(t *testing.T) {
 	waitHealthy(t, survivor, 4, victim.id)
 
 	// CLUSTER NODES no longer lists it either, on any survivor.
-	deadID := cluster.NodeID(victim.id)
+	deadID := server.NodeID(victim.id)
 	for _, n := range c.nodes {
 		if n == victim {
 			continue

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/cluster/server"
 )
 
 // shutdownGrace bounds how long the client server may take to stop serving
@@ -91,7 +92,7 @@ func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluste
 		ln.Close()
 		return fmt.Errorf("start node %s: %w", cfg.ID, err)
 	}
-	srv := cluster.NewServer(node, logger)
+	srv := server.New(node, logger)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("slotraft node started",
@@ -132,7 +133,7 @@ func leave(node *cluster.Node, logger *slog.Logger) {
 
 // shutdown stops accepting clients, waits for Serve to return, closes the
 // node, and reports the first real error.
-func shutdown(srv *cluster.Server, node *cluster.Node, served <-chan error, serveErr error, logger *slog.Logger) error {
+func shutdown(srv *server.Server, node *cluster.Node, served <-chan error, serveErr error, logger *slog.Logger) error {
 	closeErr := srv.Close()
 	if served != nil {
 		select {
@@ -143,7 +144,7 @@ func shutdown(srv *cluster.Server, node *cluster.Node, served <-chan error, serv
 	}
 	nodeErr := node.Close()
 	switch {
-	case serveErr != nil && !errors.Is(serveErr, cluster.ErrServerClosed) && !errors.Is(serveErr, net.ErrClosed):
+	case serveErr != nil && !errors.Is(serveErr, server.ErrClosed) && !errors.Is(serveErr, net.ErrClosed):
 		return fmt.Errorf("serve clients: %w", serveErr)
 	case closeErr != nil:
 		return fmt.Errorf("close client server: %w", closeErr)

@@ -1,0 +1,476 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/slotraft/slotraft/cluster/transport"
+	"github.com/slotraft/slotraft/fsm"
+	"github.com/slotraft/slotraft/resp"
+)
+
+// Redis Functions across the slot groups: the node's half of the FUNCTION
+// command (the front end has the command itself). The libraries live in
+// every slot group's replicated state (fsm/function.go), so a FUNCTION
+// LOAD, DELETE, FLUSH or RESTORE goes to every group of the cluster: as an
+// EntryFunctions log entry to each group this node leads, and over the bus
+// (svcFunction) to the leader of each other group, which proposes it
+// there. Every change is idempotent once applied — a group that already
+// reflects it (same library code, library already gone…) counts as a
+// success next to groups that succeeded — so retrying a change that
+// reached only some groups converges.
+
+// A fan-out retries the groups it could not reach (no leader known yet,
+// leadership moving) every functionRetry for functionRetryFor, about an
+// election's time; a group without a leader for longer is reported.
+const (
+	functionRetry    = 100 * time.Millisecond
+	functionRetryFor = 3 * time.Second
+)
+
+// GroupAnswer is one group's answer to a FUNCTION change (ApplyFunctions).
+type GroupAnswer struct {
+	Group   uint32
+	Reply   resp.Value // the group's reply, or why it could not be reached
+	Reached bool       // the group applied the entry (Reply is its answer)
+	Applied bool       // Reply is an error but the group already reflects the change
+	unsure  bool       // not reached, but the change may have been applied (outcome unknown)
+}
+
+// ApplyFunctions applies op (a FUNCTION write subcommand without FUNCTION,
+// checked by fsm.CheckFunctionWrite) to every slot group, retrying the
+// groups that have no reachable leader for functionRetryFor, and returns
+// one answer per group in id order.
+func (n *Node) ApplyFunctions(ctx context.Context, op [][]byte) []GroupAnswer {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	retryUntil := time.Now().Add(functionRetryFor)
+	f := &fanOut{op: op, results: map[uint32]GroupAnswer{}, lastErr: map[uint32]error{}, unsure: map[uint32]bool{}}
+	pending := n.Groups()
+	for round := 0; len(pending) > 0; round++ {
+		if round > 0 && (time.Now().After(retryUntil) || !pauseCtx(ctx, functionRetry)) {
+			break
+		}
+		n.functionRound(ctx, f, pending)
+		pending = slices.DeleteFunc(pending, func(g *Group) bool { _, done := f.results[g.id]; return done })
+	}
+	out := make([]GroupAnswer, 0, len(f.results)+len(pending))
+	for _, g := range n.Groups() {
+		r, ok := f.results[g.id]
+		if !ok {
+			why := f.lastErr[g.id]
+			if why == nil {
+				why = errors.New("no answer")
+			}
+			r = GroupAnswer{Group: g.id, Reply: resp.Err(fmt.Errorf("not Reached: %w", why))}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// fanOut is one FUNCTION change's progress through the groups.
+type fanOut struct {
+	op      [][]byte
+	mu      sync.Mutex
+	results map[uint32]GroupAnswer
+	lastErr map[uint32]error // why a group did not answer yet
+	// unsure: an earlier try may have applied op to the group without its
+	// answer reaching here (outcome unknown, a call lost on the way).
+	unsure map[uint32]bool
+}
+
+func (f *fanOut) fail(id uint32, err error, unsure bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastErr[id] = err
+	f.unsure[id] = f.unsure[id] || unsure
+}
+
+// add records a group's answer. An error from a group that already
+// reflects op, after a try whose outcome was unknown, is that try's
+// success.
+func (f *fanOut) add(r GroupAnswer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r.Applied && f.unsure[r.Group] {
+		r.Reply, r.Applied = fsm.FunctionSuccessReply(f.op), false
+	}
+	f.results[r.Group] = r
+}
+
+// pauseCtx waits d, or less if ctx ends (then false).
+func pauseCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// functionRound tries every pending group once, all in parallel: the
+// groups led here by proposing, the others by calling their leader.
+func (n *Node) functionRound(ctx context.Context, f *fanOut, pending []*Group) {
+	var wg sync.WaitGroup
+	byPeer := map[string][]*Group{}
+	for _, g := range pending {
+		if g.IsLeader() {
+			wg.Go(func() {
+				if r, err := n.applyFunctionLocal(ctx, g, f.op); err != nil {
+					f.fail(g.id, err, errors.Is(err, resp.ErrOutcomeUnknown))
+				} else {
+					f.add(r)
+				}
+			})
+			continue
+		}
+		leader, ok := n.Leader(g)
+		if !ok || leader.ID == n.Self().ID {
+			f.fail(g.id, errors.New("no leader known"), false)
+			continue
+		}
+		byPeer[leader.ID] = append(byPeer[leader.ID], g)
+	}
+	for peer, groups := range byPeer {
+		wg.Go(func() {
+			rs, err := n.callFunction(ctx, peer, groups, f.op)
+			if err != nil {
+				var re *transport.RemoteError
+				for _, g := range groups {
+					f.fail(g.id, err, !errors.As(err, &re)) // a call lost on the way may have been served
+				}
+			}
+			for _, r := range rs {
+				if r.Reached {
+					f.add(r)
+				} else {
+					f.fail(r.Group, errors.New(string(r.Reply.Str)), r.unsure)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// applyFunctionLocal proposes op to g, a group led here, as an
+// EntryFunctions entry. An error means g did not answer (never proposed,
+// or outcome unknown: a retry is safe, the change being idempotent).
+func (n *Node) applyFunctionLocal(ctx context.Context, g *Group, op [][]byte) (GroupAnswer, error) {
+	if !g.IsLeader() {
+		return GroupAnswer{}, ErrNotLeader
+	}
+	outcomes, err := g.proposeSpecial(ctx, &fsm.Entry{Type: fsm.EntryFunctions, Cmds: [][][]byte{op}})
+	if err != nil {
+		return GroupAnswer{}, err
+	}
+	if len(outcomes) != 1 {
+		return GroupAnswer{}, fmt.Errorf("%w: %d outcomes for one FUNCTION op", resp.ErrOutcomeUnknown, len(outcomes))
+	}
+	r := GroupAnswer{Group: g.id, Reply: outcomes[0].Reply, Reached: true}
+	if r.Reply.IsError() {
+		_ = g.ReadStale(func(st fsm.Reader) { r.Applied = st.FunctionApplied(op) })
+	}
+	return r, nil
+}
+
+// callFunction asks peer to apply op to groups (which it leads, as far as
+// this node knows). Groups it does not lead come back not reached.
+func (n *Node) callFunction(ctx context.Context, peer string, groups []*Group, op [][]byte) ([]GroupAnswer, error) {
+	ids := make([]uint32, len(groups))
+	for i, g := range groups {
+		ids[i] = g.id
+	}
+	out, err := n.call(ctx, peer, svcFunction, encodeFunctionRequest(functionRequest{groups: ids, op: op}))
+	if err != nil {
+		return nil, err
+	}
+	rs, err := decodeFunctionResponse(out)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		if !slices.Contains(ids, r.Group) {
+			return nil, fmt.Errorf("function rpc: answer for group %d, not asked", r.Group)
+		}
+	}
+	return rs, nil
+}
+
+// serveFunctionRPC applies a change to the asked groups this node leads,
+// or answers a read (the FUNCTION DUMP payload of the first asked group
+// led here).
+func (n *Node) serveFunctionRPC(ctx context.Context, _ string, payload []byte) ([]byte, error) {
+	req, err := decodeFunctionRequest(payload)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	stop := context.AfterFunc(n.ctx, cancel)
+	defer stop()
+	if fsm.IsFunctionRead(req.op[0]) {
+		return encodeFunctionResponse(n.serveFunctionDump(ctx, req.groups)), nil
+	}
+	out := make([]GroupAnswer, len(req.groups))
+	var wg sync.WaitGroup
+	for i, id := range req.groups {
+		wg.Go(func() {
+			out[i] = GroupAnswer{Group: id, Reply: resp.Err(ErrNotLeader)}
+			if g := n.state().groupByID(id); g != nil {
+				if r, err := n.applyFunctionLocal(ctx, g, req.op); err == nil {
+					out[i] = r
+				} else {
+					out[i].Reply, out[i].unsure = resp.Err(err), errors.Is(err, resp.ErrOutcomeUnknown)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return encodeFunctionResponse(out), nil
+}
+
+func (n *Node) serveFunctionDump(ctx context.Context, ids []uint32) []GroupAnswer {
+	for _, id := range ids {
+		g := n.state().groupByID(id)
+		if g == nil || !g.IsLeader() {
+			continue
+		}
+		var dump []byte
+		if err := g.Read(ctx, func(st fsm.Reader) { dump = st.FunctionDump() }); err == nil {
+			return []GroupAnswer{{Group: id, Reply: resp.Bulk(dump), Reached: true}}
+		}
+	}
+	return nil
+}
+
+// RemoteFunctionDump fetches the FUNCTION DUMP payload of a group led
+// elsewhere (every group holds the same libraries), for a node that leads
+// none.
+func (n *Node) RemoteFunctionDump(ctx context.Context) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	for _, g := range n.Groups() {
+		leader, ok := n.Leader(g)
+		if !ok || leader.ID == n.Self().ID {
+			continue
+		}
+		rs, err := n.callFunction(ctx, leader.ID, []*Group{g}, [][]byte{[]byte("dump")})
+		if err == nil && len(rs) == 1 && rs[0].Reached && rs[0].Reply.Kind == resp.KindBulk {
+			return rs[0].Reply.Str, nil
+		}
+	}
+	return nil, resp.ErrClusterDown
+}
+
+// The svcFunction payloads. A request is
+//
+//	version (1) | uvarint number of groups | uvarint group ids |
+//	uvarint number of arguments | per argument a uvarint length and the bytes
+//
+// (the arguments are a FUNCTION subcommand without FUNCTION); a response is
+//
+//	version (1) | uvarint number of results | per result: uvarint group id,
+//	a kind byte, a uvarint length and the bytes
+//
+// with kinds: 0 status reply, 1 bulk reply, 2 error reply, 3 error reply of
+// a group that already reflects the change, 4 not reached (the text says
+// why), 5 not reached but maybe applied (outcome unknown; the text says why).
+const functionRPCVersion = 1
+
+const (
+	resultStatus byte = iota
+	resultBulk
+	resultError
+	resultApplied
+	resultNotReached
+	resultUnknown
+)
+
+var errBadFunctionRPC = errors.New("function rpc: bad payload")
+
+type functionRequest struct {
+	groups []uint32
+	op     [][]byte
+}
+
+func encodeFunctionRequest(r functionRequest) []byte {
+	b := []byte{functionRPCVersion}
+	b = binary.AppendUvarint(b, uint64(len(r.groups)))
+	for _, id := range r.groups {
+		b = binary.AppendUvarint(b, uint64(id))
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.op)))
+	for _, a := range r.op {
+		b = binary.AppendUvarint(b, uint64(len(a)))
+		b = append(b, a...)
+	}
+	return b
+}
+
+func decodeFunctionRequest(b []byte) (functionRequest, error) {
+	d, err := newRPCDecoder(b)
+	if err != nil {
+		return functionRequest{}, err
+	}
+	var r functionRequest
+	n := d.count()
+	for range n {
+		r.groups = append(r.groups, d.groupID())
+	}
+	n = d.count()
+	for range n {
+		r.op = append(r.op, d.bytes())
+	}
+	if err := d.end(); err != nil {
+		return functionRequest{}, err
+	}
+	if len(r.op) == 0 {
+		return functionRequest{}, fmt.Errorf("%w: no arguments", errBadFunctionRPC)
+	}
+	return r, nil
+}
+
+func encodeFunctionResponse(rs []GroupAnswer) []byte {
+	b := []byte{functionRPCVersion}
+	b = binary.AppendUvarint(b, uint64(len(rs)))
+	for _, r := range rs {
+		kind := resultStatus
+		switch {
+		case !r.Reached && r.unsure:
+			kind = resultUnknown
+		case !r.Reached:
+			kind = resultNotReached
+		case r.Reply.IsError() && r.Applied:
+			kind = resultApplied
+		case r.Reply.IsError():
+			kind = resultError
+		case r.Reply.Kind == resp.KindBulk:
+			kind = resultBulk
+		}
+		b = binary.AppendUvarint(b, uint64(r.Group))
+		b = append(b, kind)
+		b = binary.AppendUvarint(b, uint64(len(r.Reply.Str)))
+		b = append(b, r.Reply.Str...)
+	}
+	return b
+}
+
+func decodeFunctionResponse(b []byte) ([]GroupAnswer, error) {
+	d, err := newRPCDecoder(b)
+	if err != nil {
+		return nil, err
+	}
+	n := d.count()
+	out := make([]GroupAnswer, 0, n)
+	for range n {
+		r := GroupAnswer{Group: d.groupID(), Reached: true}
+		kind := d.byte()
+		text := d.bytes()
+		switch kind {
+		case resultStatus:
+			r.Reply = resp.Status(string(text))
+		case resultBulk:
+			r.Reply = resp.Bulk(text)
+		case resultError, resultApplied:
+			r.Reply = resp.Value{Kind: resp.KindError, Str: text}
+			r.Applied = kind == resultApplied
+		case resultNotReached, resultUnknown:
+			r.Reply = resp.Value{Kind: resp.KindError, Str: text}
+			r.Reached, r.unsure = false, kind == resultUnknown
+		default:
+			d.fail()
+		}
+		out = append(out, r)
+	}
+	if err := d.end(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rpcDecoder reads the payloads above; every length is checked against the
+// bytes left, and the first error sticks.
+type rpcDecoder struct {
+	b   []byte
+	err error
+}
+
+func newRPCDecoder(b []byte) (*rpcDecoder, error) {
+	if len(b) == 0 || b[0] != functionRPCVersion {
+		return nil, fmt.Errorf("%w: unknown version", errBadFunctionRPC)
+	}
+	return &rpcDecoder{b: b[1:]}, nil
+}
+
+func (d *rpcDecoder) fail() {
+	if d.err == nil {
+		d.err = errBadFunctionRPC
+	}
+}
+
+func (d *rpcDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a number of items that take at least one byte each.
+func (d *rpcDecoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *rpcDecoder) groupID() uint32 {
+	v := d.uvarint()
+	if v > 1<<32-1 {
+		d.fail()
+	}
+	return uint32(v)
+}
+
+func (d *rpcDecoder) byte() byte {
+	if d.err != nil || len(d.b) == 0 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *rpcDecoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	out := d.b[:n:n]
+	d.b = d.b[n:]
+	return out
+}
+
+func (d *rpcDecoder) end() error {
+	if d.err == nil && len(d.b) != 0 {
+		d.fail()
+	}
+	return d.err
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/slotraft/slotraft/fsm"
+	"github.com/slotraft/slotraft/resp"
+)
+
+// nodeHandler runs a node command (one that is not a data command of a
+// group) for client c. args[0] is the command name, arity already checked.
+type nodeHandler func(s *Server, c *client, args [][]byte) resp.Value
+
+// pushHandler runs a node command that queues its replies itself (the
+// subscribe family: a SUBSCRIBE of n channels answers n confirmations,
+// queued under the registry's lock so they keep their order with messages).
+type pushHandler func(s *Server, c *client, args [][]byte)
+
+// command is one entry of the full command table: a data command, run by a
+// group's state machine, or a node command, run by the server itself. Its
+// fields are every fact about the command that the server acts on.
+type command struct {
+	meta *resp.Command
+	data *fsm.Command
+	node nodeHandler
+	push pushHandler
+	// subs are a node container's subcommands (CLUSTER, CLIENT, CONFIG…)
+	// in meta.Subcommands order; node, if set too, runs the container
+	// called alone (COMMAND).
+	subs []*command
+	// now: inside MULTI the command acts at once instead of being queued
+	// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET), as in Redis.
+	now bool
+	// subscribed: a RESP2 connection in subscribed state may run it too,
+	// besides the subscribe family (PING, QUIT, RESET).
+	subscribed bool
+}
+
+// isNode: the server runs the command itself.
+func (c *command) isNode() bool { return c.node != nil || c.push != nil || len(c.subs) > 0 }
+
+// commandTable is the full table: fsm's data commands plus node commands.
+type commandTable struct {
+	byName map[string]*command
+	meta   *resp.Table
+}
+
+// commands is built once: the data commands and node commands never change
+// while a process runs.
+var commands = sync.OnceValue(buildCommandTable)
+
+func buildCommandTable() *commandTable {
+	t := &commandTable{byName: map[string]*command{}, meta: resp.NewTable()}
+	for _, nc := range nodeCommands() {
+		t.add(nc)
+	}
+	for _, dc := range fsm.Commands() {
+		name := strings.ToLower(dc.Meta.Name)
+		if _, dup := t.byName[name]; dup {
+			// A node-wide version (KEYS, SCAN, DBSIZE…) spans every group led
+			// here; the group-local data command stays reachable through fsm.
+			continue
+		}
+		t.add(&command{meta: dc.Meta, data: dc})
+	}
+	return t
+}
+
+func (t *commandTable) add(c *command) {
+	t.meta.Register(c.meta)
+	t.byName[strings.ToLower(c.meta.Name)] = c
+}
+
+// lookup finds a command by name in any case; nil if unknown.
+func (t *commandTable) lookup(name []byte) *command {
+	if c, ok := t.byName[string(name)]; ok {
+		return c
+	}
+	return t.byName[strings.ToLower(string(name))]
+}
+
+// nodeCommands lists every command the server runs itself.
+func nodeCommands() []*command {
+	var out []*command
+	out = append(out, serverCommands()...)
+	out = append(out, clusterCommands()...)
+	out = append(out, clientCommands()...)
+	out = append(out, nodewideCommands()...)
+	out = append(out, scriptCommands()...)
+	out = append(out, functionCommands()...)
+	out = append(out, pubsubCommands()...)
+	out = append(out, configCommand())
+	out = append(out, adminCommands()...)
+	return out
+}
+
+// container builds a node container command (CLUSTER, CLIENT, COMMAND…)
+// of subs; runNode dispatches to them. A subcommand's group is its
+// container's unless it says otherwise.
+func container(meta *resp.Command, subs ...*command) *command {
+	for _, sc := range subs {
+		if sc.meta.Group == "" {
+			sc.meta.Group = meta.Group
+		}
+		meta.Subcommands = append(meta.Subcommands, sc.meta)
+	}
+	return &command{meta: meta, subs: subs}
+}
+
+// runNode runs a node command for c: a container's subcommand that args
+// name (with Redis's errors for an unknown one or its arity), or the
+// command itself.
+func (s *Server) runNode(c *client, cmd *command, args [][]byte) resp.Value {
+	if len(cmd.subs) > 0 && (len(args) > 1 || cmd.node == nil) {
+		i, err := cmd.meta.SubcommandIndex(args)
+		if err != nil {
+			return resp.Err(err)
+		}
+		cmd = cmd.subs[i]
+	}
+	return cmd.node(s, c, args)
+}
+
+// nondeterministic tips c's output as nondeterministic (COMMAND DOCS).
+func nondeterministic(c *command) *command {
+	c.meta.Tips = []string{"nondeterministic_output"}
+	return c
+}
+
+// subMeta makes a subcommand's metadata. Arity counts as Redis counts it for
+// subcommands: container name included.
+func subMeta(container, name string, arity int, flags resp.Flag, acl []string, since, summary, complexity string) *resp.Command {
+	return &resp.Command{
+		Name: container + "|" + name, Arity: arity, Flags: flags, ACL: acl,
+		Since: since, Summary: summary, Complexity: complexity,
+	}
+}

@@ -1,0 +1,433 @@
+package server
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/fsm"
+	"github.com/slotraft/slotraft/resp"
+	"github.com/slotraft/slotraft/slots"
+	"github.com/slotraft/slotraft/store"
+)
+
+// CLUSTER subcommands and ASKING. A group's Raft leader is rendered as the
+// master of its slot ranges and its other replicas as that master's replicas.
+
+var (
+	errInvalidSlot     = resp.NewError("ERR Invalid slot")
+	errInvalidSlotKeys = resp.NewError("ERR Invalid slot or number of keys")
+)
+
+func clusterCommands() []*command {
+	slow := []string{"slow"}
+	ls := resp.FlagLoading | resp.FlagStale
+	sub := func(name string, arity int, flags resp.Flag, since, summary, complexity string, run nodeHandler) *command {
+		return &command{meta: subMeta("cluster", name, arity, flags, slow, since, summary, complexity), node: run}
+	}
+	subs := []*command{
+		sub("countkeysinslot", 3, resp.FlagStale, "3.0.0", "Returns the number of keys in a hash slot.", "O(1)", cmdClusterCountKeysInSlot),
+		nondeterministic(sub("getkeysinslot", 4, resp.FlagStale, "3.0.0", "Returns the key names in a hash slot.", "O(N) where N is the number of requested keys", cmdClusterGetKeysInSlot)),
+		sub("help", 2, ls, "5.0.0", "Returns helpful text about the different subcommands.", "O(1)", cmdClusterHelp),
+		sub("info", 2, ls, "3.0.0", "Returns information about the state of a node.", "O(1)", cmdClusterInfo),
+		sub("keyslot", 3, resp.FlagStale, "3.0.0", "Returns the hash slot for a key.", "O(N) where N is the number of bytes in the key", cmdClusterKeySlot),
+		sub("myid", 2, ls, "3.0.0", "Returns the ID of a node.", "O(1)", cmdClusterMyID),
+		sub("myshardid", 2, ls, "7.2.0", "Returns the shard ID of a node.", "O(1)", cmdClusterMyShardID),
+		nondeterministic(sub("nodes", 2, ls, "3.0.0", "Returns the cluster configuration for a node.", "O(N) where N is the total number of Cluster nodes", cmdClusterNodes)),
+		sub("setslot", -4, resp.FlagAdmin|resp.FlagStale, "3.0.0", "Binds a hash slot to a node.", "O(1)", cmdClusterSetSlot), // setslot.go
+		nondeterministic(sub("shards", 2, ls, "7.0.0", "Returns the mapping of cluster slots to shards.", "O(N) where N is the total number of cluster nodes", cmdClusterShards)),
+		nondeterministic(sub("slots", 2, ls, "3.0.0", "Returns the mapping of cluster slots to nodes.", "O(N) where N is the total number of Cluster nodes", cmdClusterSlots)),
+	}
+	meta := &resp.Command{Name: "cluster", Arity: -2, Group: "cluster", Since: "3.0.0",
+		Summary: "A container for Redis Cluster commands.", Complexity: "Depends on subcommand."}
+	return []*command{
+		container(meta, subs...),
+		{meta: &resp.Command{Name: "asking", Arity: 1, Flags: resp.FlagFast, ACL: []string{"fast", "connection"}, Group: "cluster",
+			Since: "3.0.0", Summary: "Signals that a cluster client is following an -ASK redirect.", Complexity: "O(1)"},
+			node: func(_ *Server, c *client, _ [][]byte) resp.Value { c.asking = true; return resp.OK() }},
+		migrateCommand(), // migrate_cmd.go
+	}
+}
+
+// NodeID is the 40-hex-digit Redis Cluster node id of the node configured
+// with id: derived (sha1) so every node renders the same id for it.
+func NodeID(id string) string {
+	sum := sha1.Sum([]byte("slotraft-node:" + id))
+	return hex.EncodeToString(sum[:])
+}
+
+// ShardID is the 40-hex-digit shard id of slot group g.
+func ShardID(g uint32) string {
+	sum := sha1.Sum([]byte("slotraft-shard:" + strconv.FormatUint(uint64(g), 10)))
+	return hex.EncodeToString(sum[:])
+}
+
+// topology is one consistent reading of the cluster map and the leaders
+// known here, from which every CLUSTER reply is rendered.
+type topology struct {
+	self   cluster.Peer
+	peers  []cluster.Peer
+	byID   map[string]cluster.Peer
+	epoch  map[string]int // config epoch of each node: its 1-based position in Peers
+	groups []groupView    // in slot order
+	live   map[string]cluster.GossipState
+}
+
+type groupView struct {
+	g        *cluster.Group
+	ranges   []slots.Range
+	leader   string   // node id of the leader; "" if unknown
+	replicas []string // node ids, leader first
+}
+
+func (s *Server) topology() *topology {
+	t := &topology{self: s.n.Self(), peers: s.n.Peers(), byID: map[string]cluster.Peer{}, epoch: map[string]int{},
+		live: s.n.GossipStates()}
+	for i, p := range t.peers {
+		t.byID[p.ID] = p
+		t.epoch[p.ID] = i + 1
+	}
+	for _, g := range s.n.Groups() {
+		gv := groupView{g: g, ranges: g.Ranges()}
+		if l, ok := s.n.Leader(g); ok {
+			gv.leader = l.ID
+			gv.replicas = append(gv.replicas, l.ID)
+		}
+		for _, id := range g.Replicas() {
+			if id != gv.leader {
+				gv.replicas = append(gv.replicas, id)
+			}
+		}
+		t.groups = append(t.groups, gv)
+	}
+	slices.SortFunc(t.groups, func(a, b groupView) int { return int(firstSlot(a.g)) - int(firstSlot(b.g)) })
+	return t
+}
+
+// hostPort splits an advertised address; a bad one renders as host "?" port 0.
+func hostPort(addr string) (string, int) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "?", 0
+	}
+	p, _ := strconv.Atoi(port)
+	return host, p
+}
+
+func isIP(host string) bool { return net.ParseIP(host) != nil }
+
+// slotNode is one node of a CLUSTER SLOTS range: endpoint, port, id, metadata.
+func (t *topology) slotNode(id string) resp.Value {
+	host, port := hostPort(t.byID[id].ClientAddr)
+	meta := []resp.Value{}
+	if !isIP(host) {
+		meta = append(meta, resp.BulkString("hostname"), resp.BulkString(host))
+	}
+	return resp.Array(resp.BulkString(host), resp.Int(int64(port)), resp.BulkString(NodeID(id)), resp.Map(meta...))
+}
+
+func cmdClusterSlots(s *Server, _ *client, _ [][]byte) resp.Value {
+	t := s.topology()
+	var out []resp.Value
+	for _, gv := range t.groups {
+		if gv.leader == "" {
+			continue // no master known: the slots are not served right now
+		}
+		for _, r := range gv.ranges {
+			entry := []resp.Value{resp.Int(int64(r.Start)), resp.Int(int64(r.End))}
+			for _, id := range gv.replicas {
+				entry = append(entry, t.slotNode(id))
+			}
+			out = append(out, resp.Array(entry...))
+		}
+	}
+	return resp.Array(out...)
+}
+
+func cmdClusterShards(s *Server, _ *client, _ [][]byte) resp.Value {
+	t := s.topology()
+	var out []resp.Value
+	for _, gv := range t.groups {
+		var rs []resp.Value
+		for _, r := range gv.ranges {
+			rs = append(rs, resp.Int(int64(r.Start)), resp.Int(int64(r.End)))
+		}
+		var nodes []resp.Value
+		for _, id := range gv.replicas {
+			nodes = append(nodes, t.shardNode(id, id == gv.leader))
+		}
+		out = append(out, resp.Map(resp.BulkString("slots"), resp.Array(rs...), resp.BulkString("nodes"), resp.Array(nodes...)))
+	}
+	return resp.Array(out...)
+}
+
+func (t *topology) shardNode(id string, master bool) resp.Value {
+	host, port := hostPort(t.byID[id].ClientAddr)
+	role := "replica"
+	if master {
+		role = "master"
+	}
+	kv := []resp.Value{
+		resp.BulkString("id"), resp.BulkString(NodeID(id)),
+		resp.BulkString("port"), resp.Int(int64(port)),
+		resp.BulkString("ip"), resp.BulkString(host),
+		resp.BulkString("endpoint"), resp.BulkString(host),
+	}
+	if !isIP(host) {
+		kv = append(kv, resp.BulkString("hostname"), resp.BulkString(host))
+	}
+	kv = append(kv,
+		resp.BulkString("role"), resp.BulkString(role),
+		resp.BulkString("replication-offset"), resp.Int(0),
+		resp.BulkString("health"), resp.BulkString(t.health(id)))
+	return resp.Map(kv...)
+}
+
+// health is CLUSTER SHARDS' health of a node: failed once gossip finds it
+// dead or gone, online otherwise.
+func (t *topology) health(id string) string {
+	switch t.live[id] {
+	case cluster.GossipDead, cluster.GossipLeft:
+		return "failed"
+	default:
+		return "online"
+	}
+}
+
+// nodeRole says how CLUSTER NODES shows one node: a node that leads groups
+// is the master of their slots; a node that leads none is shown as a
+// replica of the leader of the first group it replicates.
+func (t *topology) nodeRole(id string) (master bool, ranges []slots.Range, masterID string) {
+	for _, gv := range t.groups {
+		if gv.leader == id {
+			master = true
+			ranges = append(ranges, gv.ranges...)
+		}
+	}
+	if master {
+		return true, ranges, ""
+	}
+	for _, gv := range t.groups {
+		if gv.leader != "" && slices.Contains(gv.replicas, id) {
+			return false, nil, gv.leader
+		}
+	}
+	return true, nil, "" // a master without slots
+}
+
+func cmdClusterNodes(s *Server, _ *client, _ [][]byte) resp.Value {
+	t := s.topology()
+	live := t.live
+	now := time.Now().UnixMilli()
+	var b strings.Builder
+	for _, p := range t.peers {
+		master, ranges, masterID := t.nodeRole(p.ID)
+		host, port := hostPort(p.ClientAddr)
+		_, bus := hostPort(p.BusAddr)
+		addr := fmt.Sprintf("%s:%d@%d", host, port, bus)
+		if !isIP(host) {
+			addr += "," + host
+		}
+		var flags []string
+		if p.ID == t.self.ID {
+			flags = append(flags, "myself")
+		}
+		epoch, mid := t.epoch[p.ID], "-"
+		if master {
+			flags = append(flags, "master")
+		} else {
+			flags = append(flags, "slave")
+			epoch, mid = t.epoch[masterID], NodeID(masterID)
+		}
+		pong, link := now, "connected"
+		switch live[p.ID] {
+		case cluster.GossipSuspect:
+			flags = append(flags, "fail?")
+		case cluster.GossipDead, cluster.GossipLeft:
+			flags, pong, link = append(flags, "fail"), 0, "disconnected"
+		}
+		if p.ID == t.self.ID {
+			pong = 0
+		}
+		fmt.Fprintf(&b, "%s %s %s %s 0 %d %d %s", NodeID(p.ID), addr, strings.Join(flags, ","), mid, pong, epoch, link)
+		for _, r := range ranges {
+			b.WriteString(" " + r.String())
+		}
+		if p.ID == t.self.ID {
+			b.WriteString(migrationMarks(p.ID, t.leaders(), s.n.Map().Migrations)) // setslot.go
+		}
+		b.WriteString("\n")
+	}
+	return resp.Verbatim("txt", []byte(b.String()))
+}
+
+func cmdClusterInfo(s *Server, _ *client, _ [][]byte) resp.Value {
+	t := s.topology()
+	assigned, ok := 0, 0
+	for _, gv := range t.groups {
+		for _, r := range gv.ranges {
+			assigned += r.Len()
+			if gv.leader != "" {
+				ok += r.Len()
+			}
+		}
+	}
+	state := "ok"
+	if ok < slots.Count {
+		state = "fail"
+	}
+	masters := map[string]bool{}
+	for _, gv := range t.groups {
+		if gv.leader != "" {
+			masters[gv.leader] = true
+		}
+	}
+	myMaster, _, mid := t.nodeRole(t.self.ID)
+	myEpoch := t.epoch[t.self.ID]
+	if !myMaster {
+		myEpoch = t.epoch[mid]
+	}
+	lines := []string{
+		"cluster_state:" + state,
+		fmt.Sprintf("cluster_slots_assigned:%d", assigned),
+		fmt.Sprintf("cluster_slots_ok:%d", ok),
+		"cluster_slots_pfail:0",
+		fmt.Sprintf("cluster_slots_fail:%d", assigned-ok),
+		fmt.Sprintf("cluster_known_nodes:%d", len(t.peers)),
+		fmt.Sprintf("cluster_size:%d", len(masters)),
+		fmt.Sprintf("cluster_current_epoch:%d", len(t.peers)),
+		fmt.Sprintf("cluster_my_epoch:%d", myEpoch),
+		fmt.Sprintf("cluster_stats_messages_sent:%d", 0),
+		fmt.Sprintf("cluster_stats_messages_received:%d", 0),
+		"total_cluster_links_buffer_limit_exceeded:0",
+	}
+	return resp.Verbatim("txt", []byte(strings.Join(lines, "\r\n")+"\r\n"))
+}
+
+func cmdClusterMyID(s *Server, _ *client, _ [][]byte) resp.Value {
+	return resp.BulkString(NodeID(s.n.Self().ID))
+}
+
+// cmdClusterMyShardID answers the shard of the first group led here, else
+// of the first group this node replicates.
+func cmdClusterMyShardID(s *Server, _ *client, _ [][]byte) resp.Value {
+	t := s.topology()
+	for _, gv := range t.groups {
+		if gv.leader == t.self.ID {
+			return resp.BulkString(ShardID(gv.g.ID()))
+		}
+	}
+	for _, gv := range t.groups {
+		if gv.g.Local() {
+			return resp.BulkString(ShardID(gv.g.ID()))
+		}
+	}
+	return resp.BulkString(NodeID(t.self.ID))
+}
+
+func cmdClusterKeySlot(_ *Server, _ *client, args [][]byte) resp.Value {
+	return resp.Int(int64(slots.Of(args[2])))
+}
+
+func parseSlot(b []byte) (uint16, error) {
+	n, err := resp.ParseInt(b)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || n >= slots.Count {
+		return 0, errInvalidSlot
+	}
+	return uint16(n), nil
+}
+
+func cmdClusterCountKeysInSlot(s *Server, c *client, args [][]byte) resp.Value {
+	slot, err := parseSlot(args[2])
+	if err != nil {
+		return resp.Err(err)
+	}
+	var n int
+	if v, ok := s.slotView(c, slot, func(st store.Reader) { n = st.CountInSlot(slot) }); !ok {
+		return v
+	}
+	return resp.Int(int64(n))
+}
+
+func cmdClusterGetKeysInSlot(s *Server, c *client, args [][]byte) resp.Value {
+	n, err := resp.ParseInt(args[2])
+	if err != nil {
+		return resp.Err(err)
+	}
+	count, err := resp.ParseInt(args[3])
+	if err != nil {
+		return resp.Err(err)
+	}
+	if n < 0 || n >= slots.Count || count < 0 {
+		return resp.Err(errInvalidSlotKeys)
+	}
+	slot := uint16(n)
+	var keys [][]byte
+	if v, ok := s.slotView(c, slot, func(st store.Reader) { keys = st.KeysInSlot(slot, int(count)) }); !ok {
+		return v
+	}
+	return resp.BulkArray(keys)
+}
+
+// slotView runs fn on the store of the group of slot: linearizably on its
+// leader, on the local replica for READONLY clients, or answers MOVED.
+func (s *Server) slotView(c *client, slot uint16, fn func(st store.Reader)) (resp.Value, bool) {
+	g := s.n.GroupOf(slot)
+	view := func(st fsm.Reader) { st.View(fn) }
+	var err error
+	switch {
+	case g.IsLeader():
+		ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+		defer cancel()
+		err = g.Read(ctx, view)
+	case c.isReadonly() && g.Local():
+		err = g.ReadStale(view)
+	default:
+		return s.redirect(g, slot), false
+	}
+	if err != nil {
+		if errors.Is(err, cluster.ErrNotLeader) {
+			return s.redirect(g, slot), false
+		}
+		return resp.Err(err), false
+	}
+	return resp.Value{}, true
+}
+
+func cmdClusterHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
+	return helpReply("CLUSTER", []string{
+		"COUNTKEYSINSLOT <slot>",
+		"    Return the number of keys in <slot>.",
+		"GETKEYSINSLOT <slot> <count>",
+		"    Return key names stored by current node in a slot.",
+		"INFO",
+		"    Return information about the cluster.",
+		"KEYSLOT <key>",
+		"    Return the hash slot for <key>.",
+		"MYID",
+		"    Return the node id.",
+		"MYSHARDID",
+		"    Return the node's shard id.",
+		"NODES",
+		"    Return cluster configuration seen by node. Output format:",
+		"    <id> <ip:port@bus-port[,hostname]> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+		"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+		"    Set slot state.",
+		"SHARDS",
+		"    Return information about slot range mappings and the nodes associated with them.",
+		"SLOTS",
+		"    Return information about slots range mappings. Each range is made of:",
+		"    start, end, master and replicas IP addresses, ports and ids",
+	})
+}

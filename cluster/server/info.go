@@ -1,0 +1,232 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/fsm"
+	"github.com/slotraft/slotraft/resp"
+	"github.com/slotraft/slotraft/store"
+)
+
+// INFO [section ...], in Redis's format: "# Section" headers, "field:value"
+// lines joined by CRLF, sections separated by a blank line.
+
+// infoSection renders one section's fields.
+type infoSection struct {
+	name   string
+	fields func(s *Server) [][2]string
+}
+
+var infoSections = []infoSection{
+	{"Server", (*Server).infoServer},
+	{"Clients", (*Server).infoClients},
+	{"Memory", (*Server).infoMemory},
+	{"Persistence", (*Server).infoPersistence},
+	{"Stats", (*Server).infoStats},
+	{"Replication", (*Server).infoReplication},
+	{"CPU", (*Server).infoCPU},
+	{"Cluster", (*Server).infoCluster},
+	{"Keyspace", (*Server).infoKeyspace},
+}
+
+func cmdInfo(s *Server, _ *client, args [][]byte) resp.Value {
+	want := map[string]bool{}
+	for _, a := range args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	var b strings.Builder
+	for _, sec := range infoSections {
+		if !all && !want[strings.ToLower(sec.name)] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + sec.name + "\r\n")
+		for _, f := range sec.fields(s) {
+			b.WriteString(f[0] + ":" + f[1] + "\r\n")
+		}
+	}
+	return resp.Verbatim("txt", []byte(b.String()))
+}
+
+func kv(k string, v any) [2]string { return [2]string{k, fmt.Sprint(v)} }
+
+func (s *Server) infoServer() [][2]string {
+	up := time.Since(s.started)
+	exe, _ := os.Executable()
+	_, port := hostPort(s.n.Self().ClientAddr)
+	now := time.Now()
+	return [][2]string{
+		kv("redis_version", Version),
+		kv("redis_git_sha1", "00000000"),
+		kv("redis_git_dirty", 0),
+		kv("redis_mode", "cluster"),
+		kv("slotraft_go_version", runtime.Version()),
+		kv("os", runtime.GOOS+" "+runtime.GOARCH),
+		kv("arch_bits", 64),
+		kv("multiplexing_api", "goroutines"),
+		kv("process_id", os.Getpid()),
+		kv("process_supervised", "no"),
+		kv("run_id", s.runID),
+		kv("tcp_port", port),
+		kv("server_time_usec", now.UnixMicro()),
+		kv("uptime_in_seconds", int64(up/time.Second)),
+		kv("uptime_in_days", int64(up/(24*time.Hour))),
+		kv("hz", 10),
+		kv("configured_hz", 10),
+		kv("lru_clock", (now.Unix())&((1<<24)-1)),
+		kv("executable", exe),
+		kv("config_file", ""),
+		kv("io_threads_active", 0),
+	}
+}
+
+func (s *Server) infoClients() [][2]string {
+	s.mu.Lock()
+	n := len(s.clients)
+	s.mu.Unlock()
+	return [][2]string{
+		kv("connected_clients", n),
+		kv("cluster_connections", 0),
+		kv("maxclients", 10000),
+		kv("blocked_clients", 0),
+		kv("tracking_clients", 0),
+		kv("pubsub_clients", s.ps.reg.clients.Load()),
+		kv("clients_in_timeout_table", 0),
+		kv("total_blocking_keys", 0),
+	}
+}
+
+func (s *Server) infoMemory() [][2]string {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	used := m.HeapAlloc
+	for {
+		peak := s.stats.peakMemory.Load()
+		if used <= peak || s.stats.peakMemory.CompareAndSwap(peak, used) {
+			break
+		}
+	}
+	peak := s.stats.peakMemory.Load()
+	rss := m.Sys - m.HeapReleased
+	return [][2]string{
+		kv("used_memory", used),
+		kv("used_memory_human", bytesToHuman(used)),
+		kv("used_memory_rss", rss),
+		kv("used_memory_rss_human", bytesToHuman(rss)),
+		kv("used_memory_peak", peak),
+		kv("used_memory_peak_human", bytesToHuman(peak)),
+		kv("used_memory_peak_perc", fmt.Sprintf("%.2f%%", 100*float64(used)/float64(max(peak, 1)))),
+		kv("maxmemory", 0),
+		kv("maxmemory_human", "0B"),
+		kv("maxmemory_policy", "noeviction"),
+		kv("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1)))),
+		kv("mem_allocator", "go-"+runtime.Version()),
+		kv("go_gc_cycles", m.NumGC),
+	}
+}
+
+// bytesToHuman formats n as Redis does: 1023B, 1.50K, 2.00M, 3.00G…
+func bytesToHuman(n uint64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.2fK", f/1024)
+	case n < 1024*1024*1024:
+		return fmt.Sprintf("%.2fM", f/(1024*1024))
+	case n < 1024*1024*1024*1024:
+		return fmt.Sprintf("%.2fG", f/(1024*1024*1024))
+	}
+	return fmt.Sprintf("%.2fT", f/(1024*1024*1024*1024))
+}
+
+func (s *Server) infoPersistence() [][2]string {
+	// Durability is the Raft log (fsync'd before a write is acknowledged) plus
+	// Raft snapshots; there is no RDB or AOF.
+	return [][2]string{
+		kv("loading", 0),
+		kv("async_loading", 0),
+		kv("rdb_bgsave_in_progress", 0),
+		kv("aof_enabled", 0),
+		kv("aof_rewrite_in_progress", 0),
+	}
+}
+
+func (s *Server) infoStats() [][2]string {
+	return append([][2]string{
+		kv("total_connections_received", s.stats.connections.Load()),
+		kv("total_commands_processed", s.stats.commands.Load()),
+		kv("total_net_input_bytes", s.stats.netIn.Load()),
+		kv("total_net_output_bytes", s.stats.netOut.Load()),
+		kv("rejected_connections", 0),
+		kv("total_error_replies", s.stats.errors.Load()),
+	}, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
+}
+
+func (s *Server) infoReplication() [][2]string {
+	t := s.topology()
+	followers := map[string]bool{}
+	for _, gv := range t.groups {
+		if gv.leader == t.self.ID {
+			for _, id := range gv.replicas[1:] {
+				followers[id] = true
+			}
+		}
+	}
+	return [][2]string{
+		kv("role", "master"),
+		kv("connected_slaves", len(followers)),
+		kv("master_failover_state", "no-failover"),
+		kv("master_replid", NodeID(t.self.ID)),
+		kv("master_replid2", strings.Repeat("0", 40)),
+		kv("master_repl_offset", 0),
+		kv("second_repl_offset", -1),
+	}
+}
+
+func (s *Server) infoCPU() [][2]string {
+	return [][2]string{kv("goroutines", runtime.NumGoroutine()), kv("gomaxprocs", runtime.GOMAXPROCS(0))}
+}
+
+func (s *Server) infoCluster() [][2]string { return [][2]string{kv("cluster_enabled", 1)} }
+
+// infoKeyspace counts the keys of the groups led here (the keyspace this
+// node serves as master), from their local state.
+func (s *Server) infoKeyspace() [][2]string {
+	var keys, expires int
+	var ttlSum int64
+	for _, g := range s.ledGroups() {
+		_ = g.ReadStale(func(st fsm.Reader) {
+			now := cluster.ReadNow(st)
+			st.View(func(kvs store.Reader) {
+				keys += kvs.Len()
+				kvs.Ascend(func(_ []byte, o *store.Object) bool {
+					if o.ExpireAt != 0 {
+						expires++
+						if o.ExpireAt > now {
+							ttlSum += o.ExpireAt - now
+						}
+					}
+					return true
+				})
+			})
+		})
+	}
+	if keys == 0 {
+		return nil
+	}
+	avg := int64(0)
+	if expires > 0 {
+		avg = ttlSum / int64(expires)
+	}
+	return [][2]string{kv("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avg))}
+}

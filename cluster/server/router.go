@@ -1,0 +1,291 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/fsm"
+	"github.com/slotraft/slotraft/resp"
+	"github.com/slotraft/slotraft/slots"
+	"github.com/tidwall/redcon"
+)
+
+// routeKind says where a command goes.
+type routeKind uint8
+
+const (
+	routeReply   routeKind = iota // answered without running: an error or a redirect
+	routeNode                     // a node command, run by the server
+	routeRead                     // a read on a group led here (linearizable)
+	routeStale                    // a READONLY read on a local replica
+	routeWrite                    // a write proposed to a group led here
+	routeKeyless                  // a data command without keys
+)
+
+// route is where one command goes.
+type route struct {
+	kind  routeKind
+	cmd   *command
+	group *cluster.Group
+	reply resp.Value
+}
+
+// maxBatch bounds how many pipelined writes go into one proposal.
+const maxBatch = 512
+
+// serve runs a pipeline of commands in order, proposing each run of
+// consecutive writes for one group as a single batch.
+func (s *Server) serve(c *client, cmds []redcon.Command) {
+	for i := 0; i < len(cmds) && !c.closing; {
+		i += s.serveRun(c, cmds[i:])
+	}
+}
+
+// serveRun answers cmds[0], and the writes right after it when it is a
+// write for the same group; it returns how many commands it answered.
+func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
+	if s.pubsubGate(c, cmds[0]) { // subscribed-state rules (pubsub_commands.go)
+		return 1
+	}
+	if s.queueInMulti(c, cmds[0]) { // inside MULTI: queued (multi.go)
+		return 1
+	}
+	now := time.Now()
+	r := s.route(c, cmds[0].Args)
+	c.asking = false // ASKING lasts one command (its handler sets it again)
+	s.account(c, cmds[0], r, now)
+	switch {
+	case r.kind == routeNode && r.cmd.push != nil:
+		r.cmd.push(s, c, cmds[0].Args) // it queues its replies itself
+		return 1
+	case r.kind != routeWrite:
+		s.send(c, s.exec(c, r, cmds[0].Args))
+		return 1
+	}
+	batch := [][][]byte{cmds[0].Args}
+	for last := r; len(cmds) > len(batch); {
+		// A blocking command ends its batch: the commands after it wait
+		// until it is answered, as in Redis.
+		if len(batch) == maxBatch || last.cmd.data.Blocking() {
+			break
+		}
+		next := cmds[len(batch)]
+		if last = s.route(c, next.Args); last.kind != routeWrite || last.group != r.group {
+			break
+		}
+		s.account(c, next, last, now)
+		batch = append(batch, next.Args)
+	}
+	for _, v := range s.propose(c, r.group, batch) {
+		s.send(c, v)
+	}
+	return len(batch)
+}
+
+func (s *Server) account(c *client, cmd redcon.Command, r route, now time.Time) {
+	s.stats.commands.Add(1)
+	s.stats.netIn.Add(int64(len(cmd.Raw)))
+	name := "NULL"
+	if r.cmd != nil {
+		name = r.cmd.meta.Name
+		if len(r.cmd.meta.Subcommands) > 0 && len(cmd.Args) > 1 {
+			name += "|" + strings.ToLower(string(cmd.Args[1]))
+		}
+	}
+	c.touch(name, now)
+}
+
+func (s *Server) send(c *client, v resp.Value) {
+	if v.IsError() {
+		s.stats.errors.Add(1)
+	}
+	s.stats.netOut.Add(int64(c.reply(v)))
+}
+
+// route decides where args go: unknown command, arity, CROSSSLOT, MOVED or
+// CLUSTERDOWN are answered here; the rest is run by exec or propose.
+func (s *Server) route(c *client, args [][]byte) route {
+	cmd := s.table.lookup(args[0])
+	if cmd == nil {
+		return route{reply: resp.Err(resp.ErrUnknownCommand(args[0], args[1:]))}
+	}
+	if !cmd.meta.ArityOK(len(args)) {
+		return route{cmd: cmd, reply: resp.Err(resp.ErrWrongArgs(cmd.meta.Name))}
+	}
+	if cmd.isNode() {
+		return route{kind: routeNode, cmd: cmd}
+	}
+	if r, ok := s.routeScript(c, cmd, args); ok { // EVAL & co. (script.go)
+		return r
+	}
+	keys := cmd.meta.KeysOf(args)
+	if len(keys) == 0 {
+		return route{kind: routeKeyless, cmd: cmd}
+	}
+	slot := slots.Of(keys[0])
+	for _, k := range keys[1:] {
+		if slots.Of(k) != slot {
+			return route{cmd: cmd, reply: resp.Err(resp.ErrCrossSlot)}
+		}
+	}
+	g := s.n.GroupOf(slot)
+	if c.asking || cmd.meta.Is(resp.FlagAsking) {
+		if t := s.askingTarget(slot); t != nil {
+			g = t
+		}
+	}
+	// A read that may block (XREAD … BLOCK) goes through the log too: its
+	// waiter is replicated state. Only commands flagged blocking can.
+	write := cmd.meta.Is(resp.FlagWrite) || cmd.data.BlocksOn(args)
+	switch {
+	case g.IsLeader() && write:
+		s.awaitUnfrozen(g, slot, keys)
+		return route{kind: routeWrite, cmd: cmd, group: g}
+	case g.IsLeader():
+		return route{kind: routeRead, cmd: cmd, group: g}
+	case !write && c.isReadonly() && g.Local():
+		return route{kind: routeStale, cmd: cmd, group: g}
+	case s.awaitFlip(slot):
+		return s.route(c, args)
+	}
+	return route{cmd: cmd, reply: s.redirect(g, slot)}
+}
+
+// redirect is MOVED to the slot's leader, or CLUSTERDOWN while no leader is known.
+func (s *Server) redirect(g *cluster.Group, slot uint16) resp.Value {
+	leader, ok := s.n.Leader(g)
+	if !ok || leader.ID == s.n.Self().ID || leader.ClientAddr == "" {
+		return resp.Err(resp.ErrClusterDown)
+	}
+	return resp.Err(resp.ErrMoved(slot, leader.ClientAddr))
+}
+
+// exec runs one routed command that is not a batched write.
+func (s *Server) exec(c *client, r route, args [][]byte) resp.Value {
+	switch r.kind {
+	case routeNode:
+		return s.runNode(c, r.cmd, args)
+	case routeRead:
+		return s.read(r.group, r.cmd.data, args)
+	case routeStale:
+		return s.readStale(r.group, r.cmd.data, args)
+	case routeWrite:
+		return s.propose(c, r.group, [][][]byte{args})[0]
+	case routeKeyless:
+		return s.keyless(r.cmd, args)
+	}
+	return r.reply
+}
+
+// read runs a read command on a group led here, linearizably.
+func (s *Server) read(g *cluster.Group, cmd *fsm.Command, args [][]byte) resp.Value {
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	defer cancel()
+	var o fsm.Outcome
+	err := g.Read(ctx, func(st fsm.Reader) { o = st.Read(cluster.ReadNow(st), cmd, args) })
+	if err != nil {
+		return s.groupError(g, args, err)
+	}
+	return s.reply(nil, g, o, args)
+}
+
+// readStale runs a read command on the local replica of g (READONLY clients).
+func (s *Server) readStale(g *cluster.Group, cmd *fsm.Command, args [][]byte) resp.Value {
+	var o fsm.Outcome
+	if err := g.ReadStale(func(st fsm.Reader) { o = st.Read(cluster.ReadNow(st), cmd, args) }); err != nil {
+		return s.groupError(g, args, err)
+	}
+	return s.reply(nil, g, o, args)
+}
+
+// propose proposes a batch of writes of client c (nil for the server's
+// own proposals) to g and returns one reply per command. cluster.ErrNotLeader
+// (never reached the log) redirects; any other error, such as
+// resp.ErrOutcomeUnknown, is every command's reply — never a redirect.
+func (s *Server) propose(c *client, g *cluster.Group, batch [][][]byte) []resp.Value {
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	outcomes, err := g.Propose(ctx, batch)
+	cancel()
+	out := make([]resp.Value, len(batch))
+	for i, args := range batch {
+		switch {
+		case err != nil:
+			out[i] = s.groupError(g, args, err)
+		case len(outcomes) != len(batch):
+			out[i] = resp.Err(errors.New("internal error: proposal returned a wrong number of outcomes"))
+		default:
+			out[i] = s.reply(c, g, outcomes[i], args)
+		}
+	}
+	return out
+}
+
+// reply is the client's reply for outcome o of args in group g: the reply
+// itself, -ASK to the leader of the group the keys went to, -TRYAGAIN, or,
+// for a command that blocked, what it gets when it is served, times out or
+// is sent elsewhere (which it waits for here).
+func (s *Server) reply(c *client, g *cluster.Group, o fsm.Outcome, args [][]byte) resp.Value {
+	switch o.Kind {
+	case fsm.OutcomeAsk:
+		return s.askReply(o.Slot, o.Group)
+	case fsm.OutcomeTryAgain:
+		return resp.Err(resp.ErrTryAgain)
+	case fsm.OutcomeBlocked:
+		return s.reply(c, g, s.waitBlocked(c, g, o.Waiter, args), args)
+	}
+	return o.Reply
+}
+
+// groupError turns a group's error into a reply: MOVED (or CLUSTERDOWN) when
+// this node is not the leader, the error itself otherwise.
+func (s *Server) groupError(g *cluster.Group, args [][]byte, err error) resp.Value {
+	if errors.Is(err, cluster.ErrNotLeader) {
+		cmd := s.table.lookup(args[0])
+		if cmd != nil {
+			if keys := cmd.meta.KeysOf(args); len(keys) > 0 {
+				return s.redirect(g, slots.Of(keys[0]))
+			}
+		}
+		return resp.Err(resp.ErrClusterDown)
+	}
+	return resp.Err(err)
+}
+
+// keyless runs a data command that names no key. Reads run on any group led
+// here (their answer does not depend on the keyspace of one group, or the
+// command is node-wide and has its own handler); writes have no slot to go to.
+func (s *Server) keyless(cmd *command, args [][]byte) resp.Value {
+	if cmd.meta.Is(resp.FlagWrite) {
+		return resp.Err(resp.Errorf("ERR '%s' has no key to route by and is not supported in cluster mode", cmd.meta.Name))
+	}
+	for _, g := range s.n.Groups() {
+		if g.Local() {
+			return s.readStale(g, cmd.data, args)
+		}
+	}
+	return resp.Err(resp.ErrClusterDown)
+}
+
+// ledGroups are the groups this node leads, in slot order.
+func (s *Server) ledGroups() []*cluster.Group {
+	var out []*cluster.Group
+	for _, g := range s.n.Groups() {
+		if g.IsLeader() {
+			out = append(out, g)
+		}
+	}
+	slices.SortFunc(out, func(a, b *cluster.Group) int { return int(firstSlot(a)) - int(firstSlot(b)) })
+	return out
+}
+
+func firstSlot(g *cluster.Group) uint16 {
+	r := g.Ranges()
+	if len(r) == 0 {
+		return slots.Count - 1
+	}
+	return r[0].Start
+}

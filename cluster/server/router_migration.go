@@ -1,0 +1,96 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/resp"
+)
+
+// Routing while a slot migrates (mover.go): the source group's state
+// machine's outcome for keys already moved is fsm.OutcomeAsk naming group
+// G, which becomes -ASK with G's leader; an ASKING client's next command goes to the
+// migration's target group when it is led here; a write to a key being
+// copied right now waits for the copy instead of failing with TRYAGAIN.
+
+// frozenWait bounds how long a write waits for its keys' copy to finish.
+const frozenWait = 2 * time.Second
+
+// askingTarget is slot's migration target group if this node leads it.
+func (s *Server) askingTarget(slot uint16) *cluster.Group {
+	mig, ok := s.n.Migration(slot)
+	if !ok {
+		return nil
+	}
+	if g, ok := s.n.Group(mig.To); ok && g.IsLeader() {
+		return g
+	}
+	return nil
+}
+
+// askReply is Redis's -ASK slot host:port for keys of slot that went to
+// group gid, with the group's leader, or TRYAGAIN while the group has no
+// known leader.
+func (s *Server) askReply(slot uint16, gid uint32) resp.Value {
+	if g, found := s.n.Group(gid); found {
+		if leader, ok := s.n.Leader(g); ok && leader.ClientAddr != "" {
+			return resp.Err(resp.ErrAsk(slot, leader.ClientAddr))
+		}
+	}
+	return resp.Err(resp.ErrTryAgain)
+}
+
+// awaitUnfrozen waits (bounded) while any of keys is being copied out of
+// g: a write proposed now would be refused with TRYAGAIN.
+func (s *Server) awaitUnfrozen(g *cluster.Group, slot uint16, keys [][]byte) {
+	st := g.State()
+	if _, ok := st.MigratingOut(slot); !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, frozenWait)
+	defer cancel()
+	for {
+		changed := st.FrozenChanged()
+		if !st.FrozenIn(keys) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// flipWait bounds how long a command waits for this node's map to catch up
+// with a slot's flip.
+const flipWait = 200 * time.Millisecond
+
+// awaitFlip is for a command that would be redirected away from the
+// target of slot's migration, a group led here: the client was most likely
+// sent here by a node whose map already shows the slot moved, and a MOVED
+// back would bounce it between the two. It waits (bounded) until this
+// node's map no longer shows the migration, and reports whether it did, so
+// the command is routed again.
+func (s *Server) awaitFlip(slot uint16) bool {
+	deadline := time.NewTimer(flipWait)
+	defer deadline.Stop()
+	for first := true; ; first = false {
+		changed := s.n.MapChanged()
+		mig, ok := s.n.Migration(slot)
+		if !ok {
+			return !first // flipped since the command was routed
+		}
+		if g, ok := s.n.Group(mig.To); !ok || !g.IsLeader() {
+			return false
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		case <-s.ctx.Done():
+			return false
+		}
+	}
+}

@@ -1,0 +1,20 @@
+package store
+
+// Reader is the read-only face of a Store. Everything outside package fsm,
+// which alone mutates a store, reads one through it: lookups, counts and
+// iteration. The objects it yields belong to the store and must not be
+// modified.
+type Reader interface {
+	// Get is the live object at key at time now (nil if absent or expired).
+	Get(key []byte, now int64) *Object
+	// GetRaw is the object at key, expired or not.
+	GetRaw(key []byte) *Object
+	Len() int
+	CountInSlot(slot uint16) int
+	KeysInSlot(slot uint16, count int) [][]byte
+	Ascend(fn func(key []byte, o *Object) bool)
+	Scan(cursor uint64, count int, fn func(key []byte, o *Object)) (next uint64)
+	Expired(now int64, limit int) [][]byte
+}
+
+var _ Reader = (*Store)(nil)
