@@ -290,12 +290,12 @@ func setLen(b []byte, n uint32) []byte {
 func TestSnapshotVersion1(t *testing.T) {
 	f := New(1, nil)
 	applyLog(f, 1, &Entry{Type: EntryCommands, Now: t0, Cmds: [][][]byte{fields("SET k v")}})
-	view, lastNow := f.state.snapshot()
+	sn := f.state.Snapshot()
 	var buf bytes.Buffer
 	buf.WriteString(snapMagic)
 	buf.WriteByte(1)
-	_ = binary.Write(&buf, binary.BigEndian, lastNow)
-	if _, err := view.WriteTo(&buf); err != nil {
+	_ = binary.Write(&buf, binary.BigEndian, sn.lastNow)
+	if _, err := sn.view.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
 	g := New(1, nil)

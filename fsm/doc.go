@@ -1,8 +1,10 @@
 // Package fsm is the deterministic state machine of one slot group: the data
 // commands (metadata and implementation, reads and writes alike), the
 // log-entry codec, the processor that applies entries to a store (State, no
-// Raft in it) and the thin raft.FSM around it (FSM: Apply, Snapshot,
-// Restore). It also holds the state machine's half of online slot
+// Raft in it; it also owns the snapshot format, state_snapshot.go:
+// State.Snapshot, Snapshot.WriteTo, State.ReadSnapshot) and the thin
+// raft.FSM around it (FSM: Apply, Snapshot, Restore; raft.go and
+// snapshot.go). It also holds the state machine's half of online slot
 // migration: out-marks, frozen keys, the ASK/TRYAGAIN routing check and the
 // freeze/import/drop ops (migrate.go).
 //

@@ -372,18 +372,11 @@ func sameLibrary(lib *library, code []byte) bool {
 	return lib != nil && string(lib.code) == string(code)
 }
 
-// functionsView is the current set, for a snapshot: O(1).
+// functionsView is the current set, for the read subcommands: O(1).
 func (s *State) functionsView() *functionSet {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.scripts.functions.set()
-}
-
-// setFunctions installs a restored set.
-func (s *State) setFunctions(set *functionSet) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.scripts.functions.cur = set
 }
 
 // LibraryCount is the number of libraries the group holds (INFO, tests).

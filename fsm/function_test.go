@@ -485,8 +485,7 @@ func TestFunctionSnapshot(t *testing.T) {
 	v3.Write(ws)
 	_ = binary.Write(&v3, binary.BigEndian, crc32.Checksum(ws, crc32c))
 	v3.Write(appendScriptsSection(nil, nil))
-	view, _ := f.state.snapshot()
-	if _, err := view.WriteTo(&v3); err != nil {
+	if _, err := f.state.Snapshot().view.WriteTo(&v3); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Restore(io.NopCloser(bytes.NewReader(v3.Bytes()))); err != nil {

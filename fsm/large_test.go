@@ -58,7 +58,7 @@ func TestLargeValuesSnapshot(t *testing.T) {
 	index := fillLarge(t, s, largeN)
 	data := heapInUse() - before
 
-	view, _ := s.snapshot()
+	view := s.Snapshot().view
 	index++
 	s.Apply(index, &Entry{Type: EntryCommands, Now: 2, Cmds: [][][]byte{
 		{[]byte("LSET"), []byte("l"), []byte("500000"), []byte("x")},
@@ -100,7 +100,7 @@ func BenchmarkSnapshotLargeValues(b *testing.B) {
 	index := fillLarge(b, s, largeN)
 	b.ResetTimer()
 	for i := range b.N {
-		s.snapshot()
+		s.Snapshot()
 		index++
 		v := []byte(strconv.Itoa(i % largeN))
 		s.Apply(index, &Entry{Type: EntryCommands, Now: 2, Cmds: [][][]byte{

@@ -13,25 +13,30 @@ import (
 	"github.com/slotraft/slotraft/slots"
 )
 
-// The migration section of a snapshot (see migrate.go and snapshot.go).
+// The migration section of a snapshot (see migrate.go and state_snapshot.go).
 
 // maxMigrationLen bounds the migration section of a snapshot.
 const maxMigrationLen = 1 << 30
 
-// migrationSection encodes the migration state for a snapshot (under the
-// read lock; it is small: the out-marks, one batch of frozen keys, the
-// fences): uvarint number of out-marks, then per mark in slot order
-// uvarint slot and uvarint group; uvarint number of frozen keys, then each
-// (in slot, then byte order) as uvarint length and bytes; uvarint number of
-// fences, then per fence in (slot, group) order uvarint slot, group, term
-// and sequence; uvarint migrated.
+// migrationSection is the migration state's section, under the read lock.
 func (s *State) migrationSection() []byte {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	b := s.mig.appendOutMarks(nil)
-	b = s.mig.appendFrozen(b)
-	b = s.mig.appendFences(b)
-	return binary.AppendUvarint(b, s.mig.migrated)
+	return s.mig.section()
+}
+
+// section encodes the migration state for a snapshot (it is small: the
+// out-marks, one batch of frozen keys, the fences): uvarint number of
+// out-marks, then per mark in slot order uvarint slot and uvarint group;
+// uvarint number of frozen keys, then each (in slot, then byte order) as
+// uvarint length and bytes; uvarint number of fences, then per fence in
+// (slot, group) order uvarint slot, group, term and sequence; uvarint
+// migrated.
+func (m *migration) section() []byte {
+	b := m.appendOutMarks(nil)
+	b = m.appendFrozen(b)
+	b = m.appendFences(b)
+	return binary.AppendUvarint(b, m.migrated)
 }
 
 func (m *migration) appendOutMarks(b []byte) []byte {
@@ -200,10 +205,9 @@ func compareFenceKeys(a, b fenceKey) int {
 	return cmp.Compare(a.from, b.from)
 }
 
-// setMigration installs a restored migration state.
-func (s *State) setMigration(m migration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// installMigration installs a restored migration state (under the write
+// lock).
+func (s *State) installMigration(m migration) {
 	m.changed = s.mig.changed
 	s.mig = m
 	s.outMarks.Store(int32(len(m.out)))

@@ -144,16 +144,7 @@ func TestMultiDeterministicAcrossSnapshot(t *testing.T) {
 		t.Fatal("replicas observe differently")
 	}
 	// b is replaced by a restore of a snapshot of itself.
-	var buf bytes.Buffer
-	snap, _ := (&FSM{state: b.s}).Snapshot()
-	if err := snap.(*snapshot).write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	f := New(1, nil)
-	if err := f.Restore(multiNopCloser{&buf}); err != nil {
-		t.Fatal(err)
-	}
-	b.s = f.state
+	b.s = restoredFrom(t, snapshotOf(t, b.s))
 	both("SET {s}y 1")
 	both("DEL {s}y")
 	ga, gb := a.multiExec(ws, "SET {s}z 1"), b.multiExec(ws, "SET {s}z 1")
@@ -166,10 +157,6 @@ func TestMultiDeterministicAcrossSnapshot(t *testing.T) {
 		t.Fatalf("untouched: %s / %s", ga, gb)
 	}
 }
-
-type multiNopCloser struct{ *bytes.Buffer }
-
-func (multiNopCloser) Close() error { return nil }
 
 // The whole transaction is one command of one entry: a batch entry with a
 // transaction and other commands around it applies them in order.

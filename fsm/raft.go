@@ -8,7 +8,8 @@ import (
 )
 
 // FSM is the raft.FSM of one slot group: it decodes log entries and hands
-// them to its State. Snapshots are in snapshot.go.
+// them to its State. Its snapshots are the State's (state_snapshot.go),
+// adapted in snapshot.go.
 type FSM struct {
 	group  uint32
 	logger *slog.Logger

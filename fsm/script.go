@@ -327,17 +327,8 @@ func decodeScripts(b []byte) ([]scriptEntry, error) {
 	return out, nil
 }
 
-// scriptsView returns the cache's entries for a snapshot, under the lock.
-func (s *State) scriptsView() []scriptEntry {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.scripts.view()
-}
-
-// setScripts installs a restored cache.
-func (s *State) setScripts(entries []scriptEntry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// installScripts installs a restored cache (under the write lock).
+func (s *State) installScripts(entries []scriptEntry) {
 	s.scripts.flush()
 	for _, e := range entries {
 		s.scripts.add(e.sha, e.body)

@@ -262,55 +262,38 @@ return out`
 }
 
 func TestScriptSnapshotRoundTrip(t *testing.T) {
-	f := New(1, nil)
-	h := &harness{t: t, s: f.state, now: t0}
+	h := newHarness(t)
 	bodies := []string{"return 1", "return redis.call('get', KEYS[1])", "return ARGV[1]"}
 	for _, b := range bodies {
 		h.scriptDo("script", "load", b)
 	}
 	h.scriptDo("set", "k", "v")
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := h.s.Snapshot()
 	// A script loaded after the snapshot must not be in it.
 	h.scriptDo("script", "load", "return 'late'")
 	var buf bytes.Buffer
-	if err := snap.(*snapshot).write(&buf); err != nil {
+	if _, err := snap.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	f2 := New(2, nil)
-	if err := f2.Restore(nopCloser{&buf}); err != nil {
-		t.Fatal(err)
-	}
-	h2 := &harness{t: t, s: f2.state, now: t0, idx: 100}
-	if n := f2.state.ScriptCount(); n != len(bodies) {
+	s2 := restoredFrom(t, buf.Bytes())
+	h2 := &harness{t: t, s: s2, now: t0, idx: 100}
+	if n := s2.ScriptCount(); n != len(bodies) {
 		t.Fatalf("restored %d scripts, want %d", n, len(bodies))
 	}
 	if got := h2.scriptDo("evalsha", scriptSHA(bodies[1]), "1", "k"); got != `"v"` {
 		t.Fatalf("evalsha after restore: %s", got)
 	}
-	if f2.state.HasScript(scriptSHA("return 'late'")) {
+	if s2.HasScript(scriptSHA("return 'late'")) {
 		t.Fatal("snapshot holds a script loaded after it")
 	}
 }
 
-type nopCloser struct{ *bytes.Buffer }
-
-func (nopCloser) Close() error { return nil }
-
 func TestScriptSnapshotReadsVersion2(t *testing.T) {
-	f := New(1, nil)
-	h := &harness{t: t, s: f.state, now: t0}
+	h := newHarness(t)
 	h.scriptDo("set", "k", "v")
-	snap, _ := f.Snapshot()
-	var buf bytes.Buffer
-	if err := snap.(*snapshot).write(&buf); err != nil {
-		t.Fatal(err)
-	}
 	// Rewrite as version 2: drop the (empty) scripts, functions,
 	// settings and migration sections.
-	b := buf.Bytes()
+	b := snapshotOf(t, h.s)
 	b[len(snapMagic)] = 2
 	off := snapHeaderLen
 	wl := int(uint32(b[off])<<24 | uint32(b[off+1])<<16 | uint32(b[off+2])<<8 | uint32(b[off+3]))
@@ -318,11 +301,7 @@ func TestScriptSnapshotReadsVersion2(t *testing.T) {
 	later := len(appendScriptsSection(nil, nil)) + len(appendFunctionsSection(nil, newFunctionSet())) +
 		len(appendSettingsSection(nil, nil)) + len(appendChecked(nil, NewState().migrationSection()))
 	v2 := append(append([]byte{}, b[:off]...), b[off+later:]...)
-	f2 := New(2, nil)
-	if err := f2.Restore(nopCloser{bytes.NewBuffer(v2)}); err != nil {
-		t.Fatal(err)
-	}
-	h2 := &harness{t: t, s: f2.state, now: t0, idx: 10}
+	h2 := &harness{t: t, s: restoredFrom(t, v2), now: t0, idx: 10}
 	if got := h2.do("get k"); got != `"v"` {
 		t.Fatalf("get after v2 restore: %s", got)
 	}

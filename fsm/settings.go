@@ -48,18 +48,6 @@ func (s *State) Setting(key string) string {
 	return s.settings[key]
 }
 
-func (s *State) settingsView() map[string]string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.settings
-}
-
-func (s *State) setSettings(m map[string]string) {
-	s.mu.Lock()
-	s.settings = m
-	s.mu.Unlock()
-}
-
 // SettingsEntry is the entry that sets key to value ("" removes it).
 func SettingsEntry(key, value string) *Entry {
 	return &Entry{Type: EntrySettings, Cmds: [][][]byte{{[]byte(key), []byte(value)}}}

@@ -18,7 +18,7 @@ func TestSettings(t *testing.T) {
 		t.Fatalf("unset setting = %q", got)
 	}
 	apply(SettingPreferredLeader, "node2")
-	before := s.settingsView()
+	before := s.settings
 	apply(SettingPreferredLeader, "node3")
 	if got := s.Setting(SettingPreferredLeader); got != "node3" {
 		t.Fatalf("setting = %q, want node3", got)
@@ -33,31 +33,23 @@ func TestSettings(t *testing.T) {
 	if _, err := s.ApplyEntry(2, &Entry{Type: EntrySettings, Cmds: [][][]byte{{[]byte("only-a-key")}}}); err != nil {
 		t.Fatalf("malformed setting: %v; want it skipped", err)
 	}
-	if len(s.settingsView()) != 0 {
-		t.Fatalf("malformed setting changed the settings: %v", s.settingsView())
+	if len(s.settings) != 0 {
+		t.Fatalf("malformed setting changed the settings: %v", s.settings)
 	}
 }
 
 func TestSettingsSnapshot(t *testing.T) {
-	f := New(1, nil)
-	if _, err := f.state.ApplyEntry(1, SettingsEntry(SettingPreferredLeader, "node2")); err != nil {
+	s := NewState()
+	if _, err := s.ApplyEntry(1, SettingsEntry(SettingPreferredLeader, "node2")); err != nil {
 		t.Fatal(err)
 	}
-	snap, _ := f.Snapshot()
-	var buf bytes.Buffer
-	if err := snap.(*snapshot).write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	f2 := New(2, nil)
-	if err := f2.Restore(nopCloser{bytes.NewBuffer(buf.Bytes())}); err != nil {
-		t.Fatal(err)
-	}
-	if got := f2.state.Setting(SettingPreferredLeader); got != "node2" {
+	data := snapshotOf(t, s)
+	if got := restoredFrom(t, data).Setting(SettingPreferredLeader); got != "node2" {
 		t.Fatalf("restored setting = %q, want node2", got)
 	}
 
 	// Version 4 had no settings (and no migration) section.
-	b := append([]byte{}, buf.Bytes()...)
+	b := bytes.Clone(data)
 	b[len(snapMagic)] = 4
 	sec := appendSettingsSection(nil, map[string]string{SettingPreferredLeader: "node2"})
 	sec = appendChecked(sec, NewState().migrationSection())
@@ -66,11 +58,11 @@ func TestSettingsSnapshot(t *testing.T) {
 		t.Fatal("settings section not found in the snapshot")
 	}
 	v4 := append(append([]byte{}, b[:i]...), b[i+len(sec):]...)
-	f3 := New(3, nil)
-	if err := f3.Restore(nopCloser{bytes.NewBuffer(v4)}); err != nil {
+	s3 := NewState()
+	if err := s3.ReadSnapshot(bytes.NewReader(v4)); err != nil {
 		t.Fatalf("restore v4: %v", err)
 	}
-	if got := f3.state.Setting(SettingPreferredLeader); got != "" {
+	if got := s3.Setting(SettingPreferredLeader); got != "" {
 		t.Fatalf("v4 restore has setting %q", got)
 	}
 }

@@ -226,24 +226,3 @@ func (s *State) LastNow() int64 {
 	defer s.mu.RUnlock()
 	return s.lastNow
 }
-
-// snapshot takes the O(1) copy-on-write view and the time under the lock.
-func (s *State) snapshot() (*store.View, int64) {
-	v, now, _ := s.snapshotAll()
-	return v, now
-}
-
-// snapshotAll is snapshot with the waiters (their records are immutable,
-// so copying the list is enough).
-func (s *State) snapshotAll() (*store.View, int64, []waiterRecord) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.store.Snapshot(), s.lastNow, recordsOf(s.blk.sorted())
-}
-
-// replace installs a restored store, time and waiters.
-func (s *State) replace(st *store.Store, lastNow int64, blk blockState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.store, s.lastNow, s.blk = st, lastNow, blk
-}

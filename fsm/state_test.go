@@ -34,8 +34,7 @@ func randomEntries(n int) []*Entry {
 
 func dump(t *testing.T, s *State) []byte {
 	var buf bytes.Buffer
-	view, _ := s.snapshot()
-	if _, err := view.WriteTo(&buf); err != nil {
+	if _, err := s.Snapshot().view.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
