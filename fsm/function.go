@@ -88,9 +88,10 @@ func (s *functionSet) sorted() []*library {
 }
 
 // load adds (or with replace, replaces) the library in code, on s itself:
-// callers load into a clone they discard on error. The checks come in
-// Redis's order (functionsCreateWithLibraryCtx).
-func (s *functionSet) load(code []byte, replace bool) (string, error) {
+// callers load into a clone they discard on error. Its top-level code may
+// run budget instructions. The checks come in Redis's order
+// (functionsCreateWithLibraryCtx).
+func (s *functionSet) load(code []byte, replace bool, budget int64) (string, error) {
 	meta, err := parseLibraryMeta(code)
 	if err != nil {
 		return "", err
@@ -99,7 +100,7 @@ func (s *functionSet) load(code []byte, replace bool) (string, error) {
 	if old != nil && !replace {
 		return "", resp.Errorf("ERR Library '%s' already exists", meta.name)
 	}
-	lib, err := buildLibrary(meta, code)
+	lib, err := buildLibrary(meta, code, budget)
 	if err != nil {
 		return "", err
 	}
@@ -238,14 +239,15 @@ func parseRestoreOp(op [][]byte) (functionOp, error) {
 	return o, nil
 }
 
-// apply runs one FUNCTION write subcommand against the current set and
-// returns Redis's reply; the set changes only when it succeeds.
-func (fl *functionLibs) apply(op [][]byte) resp.Value {
+// apply runs one FUNCTION write subcommand against the current set, with
+// the load budget of the group's setting, and returns Redis's reply; the
+// set changes only when it succeeds.
+func (fl *functionLibs) apply(op [][]byte, budget int64) resp.Value {
 	o, err := parseFunctionOp(op)
 	if err != nil {
 		return errReply(err)
 	}
-	next, reply, err := o.run(fl.set())
+	next, reply, err := o.run(fl.set(), budget)
 	if err != nil {
 		return errReply(err)
 	}
@@ -253,12 +255,13 @@ func (fl *functionLibs) apply(op [][]byte) resp.Value {
 	return reply
 }
 
-// run computes the set after o, and o's reply.
-func (o functionOp) run(cur *functionSet) (*functionSet, resp.Value, error) {
+// run computes the set after o, and o's reply; libraries load within
+// budget instructions.
+func (o functionOp) run(cur *functionSet, budget int64) (*functionSet, resp.Value, error) {
 	switch o.kind {
 	case opLoad:
 		next := cur.clone()
-		name, err := next.load(o.code, o.replace)
+		name, err := next.load(o.code, o.replace, budget)
 		if err != nil {
 			return nil, resp.Value{}, err
 		}
@@ -274,7 +277,7 @@ func (o functionOp) run(cur *functionSet) (*functionSet, resp.Value, error) {
 	case opFlush:
 		return newFunctionSet(), resp.OK(), nil
 	}
-	restored, err := restoreFunctions(o.payload)
+	restored, err := restoreFunctions(o.payload, budget)
 	if err != nil {
 		return nil, resp.Value{}, err
 	}
@@ -288,11 +291,12 @@ func (o functionOp) run(cur *functionSet) (*functionSet, resp.Value, error) {
 	return next, resp.OK(), nil
 }
 
-// applyFunctions applies an EntryFunctions entry (under the State's lock).
-func (s *State) applyFunctions(cmds [][][]byte) []Outcome {
+// applyFunctions applies an EntryFunctions entry (under the State's lock);
+// libraries load within budget instructions (loadBudget).
+func (s *State) applyFunctions(cmds [][][]byte, budget int64) []Outcome {
 	out := make([]Outcome, len(cmds))
 	for i, op := range cmds {
-		out[i] = Replied(s.scripts.functions.apply(op))
+		out[i] = Replied(s.scripts.functions.apply(op, budget))
 	}
 	return out
 }
@@ -302,7 +306,8 @@ func (s *State) applyFunctions(cmds [][][]byte) []Outcome {
 // on a group's libraries and that Redis would give first: syntax, a LOAD's
 // shebang, a RESTORE's payload and the libraries in it. A LOAD's code is
 // compiled by the groups, since Redis reports an existing library before
-// a compile error.
+// a compile error. The proposing node knows no group's script budget: a
+// RESTORE's libraries are checked with the default one's load budget.
 func CheckFunctionWrite(op [][]byte) error {
 	o, err := parseFunctionOp(op)
 	if err != nil {
@@ -312,7 +317,7 @@ func CheckFunctionWrite(op [][]byte) error {
 	case opLoad:
 		_, err = parseLibraryMeta(o.code)
 	case opRestore:
-		_, err = restoreFunctions(o.payload)
+		_, err = restoreFunctions(o.payload, loadBudget(DefaultScriptBudget))
 	}
 	return err
 }

@@ -27,11 +27,6 @@ import (
 // (without KEYS and ARGV: a function gets its keys and arguments as its two
 // parameters).
 
-// functionLoadBudget is the number of Lua instructions a library's
-// top-level code may run (Redis stops it after 500 ms). It is part of the
-// state machine's behaviour: only tests change it.
-var functionLoadBudget int64 = 10_000_000
-
 // funcFlags are a function's flags (the flags of redis.register_function).
 type funcFlags uint8
 
@@ -261,15 +256,16 @@ func compileLibrary(body []byte) (*lua.FunctionProto, error) {
 	return compileLua(body, "user_function", "ERR Error compiling function")
 }
 
-// buildLibrary compiles a library and runs its top-level code once to
-// learn its functions (FUNCTION LOAD, RESTORE, a snapshot's libraries).
-func buildLibrary(meta libraryMeta, code []byte) (*library, error) {
+// buildLibrary compiles a library and runs its top-level code once, within
+// budget instructions (loadBudget, reloadBudget), to learn its functions
+// (FUNCTION LOAD, RESTORE, a snapshot's libraries).
+func buildLibrary(meta libraryMeta, code []byte, budget int64) (*library, error) {
 	proto, err := compileLibrary(meta.body)
 	if err != nil {
 		return nil, err
 	}
 	lib := &library{name: meta.name, code: clone(code), proto: proto}
-	r := newScriptRun(nil, meta.name, "@user_function", nil, true, functionLoadBudget)
+	r := newScriptRun(nil, meta.name, "@user_function", nil, true, budget)
 	L := r.newState()
 	defer L.Close()
 	regs, _, err := lib.register(L, r)
@@ -468,7 +464,7 @@ func luaStringArg(v lua.LValue) (string, bool) {
 
 // runFunction runs fn (FCALL, FCALL_RO) with its keys and arguments.
 func runFunction(c *Ctx, fn *libFunction, keys, argv [][]byte, readOnly bool) resp.Value {
-	r := newScriptRun(c, fn.name, "@user_function", keys, readOnly, ScriptBudget())
+	r := newScriptRun(c, fn.name, "@user_function", keys, readOnly, c.scriptBudget)
 	L := r.newState()
 	defer L.Close()
 	regs, meta, err := fn.lib.register(L, r)

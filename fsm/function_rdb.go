@@ -62,15 +62,16 @@ func decodeFunctionPayload(p []byte) ([][]byte, error) {
 }
 
 // restoreFunctions loads a payload's libraries into a new set, as
-// functionRestoreCommand does before applying its policy.
-func restoreFunctions(p []byte) (*functionSet, error) {
+// functionRestoreCommand does before applying its policy; each library's
+// top-level code may run budget instructions.
+func restoreFunctions(p []byte, budget int64) (*functionSet, error) {
 	codes, err := decodeFunctionPayload(p)
 	if err != nil {
 		return nil, err
 	}
 	set := newFunctionSet()
 	for _, code := range codes {
-		if _, err := set.load(code, false); err != nil {
+		if _, err := set.load(code, false, budget); err != nil {
 			return nil, err
 		}
 	}
@@ -79,7 +80,8 @@ func restoreFunctions(p []byte) (*functionSet, error) {
 
 // The libraries in a snapshot (version 4 on): length (4 bytes), then a
 // uvarint count and per library a uvarint length and its code, then the
-// CRC-32C of that (4 bytes). Restore loads every library again.
+// CRC-32C of that (4 bytes). Restore loads every library again, without
+// a budget (reloadBudget).
 
 // maxFunctionsLen bounds the section; it is read in chunks.
 const maxFunctionsLen = 1 << 30
@@ -111,7 +113,7 @@ func readFunctionsSection(r io.Reader) (*functionSet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: library %d: %w", ErrBadSnapshot, i, err)
 		}
-		if _, err := set.load(code, false); err != nil {
+		if _, err := set.load(code, false, reloadBudget); err != nil {
 			return nil, fmt.Errorf("%w: library %d: %w", ErrBadSnapshot, i, err)
 		}
 	}

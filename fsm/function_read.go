@@ -23,9 +23,10 @@ func (s *State) FunctionDump() []byte { return dumpFunctions(s.functionsView().s
 
 // FunctionReadPayload answers a FUNCTION read subcommand from the libraries
 // in a FUNCTION DUMP payload: a node that leads no group answers with
-// another node's dump.
+// another node's dump (whose libraries a group accepted: they load again
+// without a budget, reloadBudget).
 func FunctionReadPayload(payload []byte, op [][]byte) resp.Value {
-	set, err := restoreFunctions(payload)
+	set, err := restoreFunctions(payload, reloadBudget)
 	if err != nil {
 		return errReply(err)
 	}

@@ -62,9 +62,16 @@ func (h *harness) fnRun(steps []fnStep) {
 	}
 }
 
-func fnCases(t *testing.T, cases map[string][]fnStep) {
+// fnCases runs each case on a new harness, after the setup functions.
+func fnCases(t *testing.T, cases map[string][]fnStep, setup ...func(*harness)) {
 	for name, steps := range cases {
-		t.Run(name, func(t *testing.T) { newHarness(t).fnRun(steps) })
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			for _, f := range setup {
+				f(h)
+			}
+			h.fnRun(steps)
+		})
 	}
 }
 
@@ -78,8 +85,6 @@ func reg(fn, body string) string {
 }
 
 func TestFunctionLoad(t *testing.T) {
-	defer func(n int64) { functionLoadBudget = n }(functionLoadBudget)
-	functionLoadBudget = 100_000 // the "timeout" case spins until it
 	ok := lib("l", reg("f", "return 1"))
 	fnCases(t, map[string][]fnStep{
 		"load and call": {
@@ -145,6 +150,10 @@ func TestFunctionLoad(t *testing.T) {
 			{[]string{"FUNCTION", "LOAD", "REPLACE", lib("a", reg("f", "return 'a'"))}, "-ERR Function f already exists"},
 			{[]string{"FCALL", "g", "0"}, `"a"`}, // a failed REPLACE keeps the old library
 		},
+	}, func(h *harness) {
+		// A library's top-level code gets 100,000 instructions: the
+		// "timeout" case spins until it runs out.
+		h.scriptBudget(1_000_000)
 	})
 }
 
@@ -235,9 +244,8 @@ func TestFunctionCall(t *testing.T) {
 		},
 	})
 	t.Run("budget", func(t *testing.T) {
-		SetScriptBudget(100_000)
-		defer SetScriptBudget(0)
 		h := newHarness(t)
+		h.scriptBudget(100_000)
 		h.fnRun([]fnStep{
 			{[]string{"FUNCTION", "LOAD", code}, `"l"`},
 			{[]string{"FCALL", "spin", "0"}, "-ERR Script exceeded the execution budget of 100000 Lua instructions script: spin"},
@@ -533,7 +541,7 @@ func TestFunctionEntryUnknownToOldNodes(t *testing.T) {
 // seedSet is a set with one library, for fuzz seeds.
 func seedSet(f *testing.F) *functionSet {
 	set := newFunctionSet()
-	if _, err := set.load([]byte(lib("a", reg("fa", "return 1"))), false); err != nil {
+	if _, err := set.load([]byte(lib("a", reg("fa", "return 1"))), false, loadBudget(DefaultScriptBudget)); err != nil {
 		f.Fatal(err)
 	}
 	return set
@@ -545,10 +553,10 @@ func FuzzFunctionPayload(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p []byte) {
 		// Any bytes: an error or libraries, never a panic; with a valid
 		// footer the body is parsed too.
-		_, _ = restoreFunctions(p)
+		_, _ = restoreFunctions(p, loadBudget(DefaultScriptBudget))
 		q := append(append([]byte(nil), p...), 10, 0)
 		q = binary.LittleEndian.AppendUint64(q, rdbCRC(q))
-		if set, err := restoreFunctions(q); err == nil {
+		if set, err := restoreFunctions(q, loadBudget(DefaultScriptBudget)); err == nil {
 			if back := dumpFunctions(set.sorted()); len(set.libs) > 0 && len(back) == 0 {
 				t.Fatal("empty dump of restored libraries")
 			}

@@ -9,7 +9,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -34,30 +33,55 @@ import (
 //     budgetCtx answers with a closed channel once the budget is spent, so
 //     a runaway script stops at the same instruction on every replica.
 
-// ScriptBudget is the number of Lua instructions one script may execute
-// (default 100,000,000, roughly 1 to 3 seconds of CPU). A script that goes
-// beyond it stops with errBudget; the writes it made before stay applied,
-// as with any script error in Redis. It is part of the state machine's
-// behaviour: every node of a cluster must use the same value, set before
-// any group starts (SetScriptBudget).
-var scriptBudget atomic.Int64
+// The script budget is the number of Lua instructions one script (EVAL,
+// FCALL) may execute. A script that goes beyond it stops with an error;
+// the writes it made before stay applied, as with any script error in
+// Redis. Since a script's outcome depends on it, it is replicated state:
+// the group setting SettingScriptBudget, set through the group's log, so
+// every replica uses the value of the entry's log position (a node-local
+// value would let replicas diverge during a rolling config change).
 
-// DefaultScriptBudget is ScriptBudget's default.
+// DefaultScriptBudget is the script budget of a group whose setting is
+// unset or not a positive decimal number (roughly 1 to 3 seconds of CPU).
 const DefaultScriptBudget = 100_000_000
 
-func init() { scriptBudget.Store(DefaultScriptBudget) }
-
-// SetScriptBudget sets the instruction budget of scripts (n <= 0: the
-// default). Every node of a cluster must use the same value.
-func SetScriptBudget(n int64) {
-	if n <= 0 {
-		n = DefaultScriptBudget
+// scriptBudgetOf is the script budget that settings hold. It is total, as
+// Apply must be: a value the log holds but that is not a positive number
+// means the default, on every replica alike.
+func scriptBudgetOf(settings map[string]string) int64 {
+	v := settings[SettingScriptBudget]
+	if v == "" { // the usual case, without ParseInt's error
+		return DefaultScriptBudget
 	}
-	scriptBudget.Store(n)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return DefaultScriptBudget
+	}
+	return n
 }
 
-// ScriptBudget returns the instruction budget of scripts.
-func ScriptBudget() int64 { return scriptBudget.Load() }
+// loadBudget is the budget of a library's top-level code at FUNCTION LOAD
+// and RESTORE: a tenth of the script budget (10,000,000 by default), as
+// Redis's FUNCTION LOAD timeout (500 ms) is a tenth of its busy-script
+// threshold (5 s).
+func loadBudget(scriptBudget int64) int64 { return max(scriptBudget/10, 1) }
+
+// reloadBudget is the budget of libraries a group already accepted, loaded
+// again from a snapshot or another node's FUNCTION DUMP: none, as Redis
+// loads an RDB's libraries without a timeout. Each ran within the budget
+// of its own log position, which the setting may have lowered since, and
+// a replica that refused them could not restore its group's snapshot.
+const reloadBudget = math.MaxInt64
+
+// ScriptBudgetEntry is the settings entry that sets the group's script
+// budget to n instructions; n <= 0 removes the setting, so the group goes
+// back to DefaultScriptBudget.
+func ScriptBudgetEntry(n int64) *Entry {
+	if n <= 0 {
+		return SettingsEntry(SettingScriptBudget, "")
+	}
+	return SettingsEntry(SettingScriptBudget, strconv.FormatInt(n, 10))
+}
 
 // Memory bounds of one script run.
 const (
@@ -168,7 +192,7 @@ type scriptRun struct {
 
 // runScript runs a compiled script with KEYS and ARGV and returns its reply.
 func runScript(c *Ctx, sha string, cs *compiledScript, keys, argv [][]byte, readOnly bool) resp.Value {
-	r := newScriptRun(c, sha, "@user_script", keys, readOnly || cs.noWrites, ScriptBudget())
+	r := newScriptRun(c, sha, "@user_script", keys, readOnly || cs.noWrites, c.scriptBudget)
 	L := r.newState()
 	defer L.Close()
 	L.G.Global.RawSetString("KEYS", luaStrings(L, keys))

@@ -197,9 +197,8 @@ func TestScriptCacheAndEvalsha(t *testing.T) {
 }
 
 func TestScriptBudget(t *testing.T) {
-	SetScriptBudget(100_000)
-	defer SetScriptBudget(0)
 	h := newHarness(t)
+	h.scriptBudget(100_000)
 	want := "-ERR Script exceeded the execution budget of 100000 Lua instructions script: "
 	for _, s := range []string{
 		"while true do end",
@@ -370,11 +369,11 @@ func FuzzScriptArgs(f *testing.F) {
 		} else if n < 0 || n > 2 || len(idx) != n {
 			t.Fatalf("n=%d keys=%v", n, idx)
 		}
-		SetScriptBudget(10_000)
-		defer SetScriptBudget(0)
 		s1, s2 := NewState(), NewState()
+		s1.Apply(1, ScriptBudgetEntry(10_000))
+		s2.Apply(1, ScriptBudgetEntry(10_000))
 		e := &Entry{Type: EntryCommands, Now: t0, Seed: 7, Cmds: [][][]byte{args}}
-		r1, r2 := repliesOf(s1.Apply(1, e)), repliesOf(s2.Apply(1, e))
+		r1, r2 := repliesOf(s1.Apply(2, e)), repliesOf(s2.Apply(2, e))
 		if show(r1[0]) != show(r2[0]) {
 			t.Fatalf("replies differ: %s / %s", show(r1[0]), show(r2[0]))
 		}

@@ -10,13 +10,19 @@ import (
 
 // Group settings: a small replicated map of the group's own metadata, set
 // by EntrySettings and kept in snapshots, such as the replica an operator
-// prefers as leader (`slotraft admin transfer-leader`). The map is never
-// changed in place: Apply swaps in a new one, so readers and snapshots hold
-// an immutable map.
+// prefers as leader (`slotraft admin transfer-leader`) or the scripts'
+// instruction budget. The map is never changed in place: Apply swaps in a
+// new one, so readers and snapshots hold an immutable map.
 
 // SettingPreferredLeader is the node id the group's leadership should move
 // to when that replica is healthy; empty means the static placement's.
 const SettingPreferredLeader = "preferred-leader"
+
+// SettingScriptBudget is the number of Lua instructions a script may run
+// in the group, in decimal (ScriptBudgetEntry); unset, or anything but a
+// positive number, means DefaultScriptBudget. FUNCTION LOAD and RESTORE
+// get a tenth of it for a library's top-level code (lua.go).
+const SettingScriptBudget = "script-budget"
 
 // maxSettingsLen bounds the settings section of a snapshot.
 const maxSettingsLen = 1 << 20

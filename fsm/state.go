@@ -89,7 +89,7 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 		return res, nil
 	case EntryFunctions:
 		s.lastNow = now
-		res.Outcomes = s.applyFunctions(e.Cmds)
+		res.Outcomes = s.applyFunctions(e.Cmds, loadBudget(scriptBudgetOf(s.settings)))
 		return res, nil
 	case EntrySettings &^ IgnoreUnknown:
 		s.lastNow = now
@@ -122,7 +122,7 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 // randomness seeded from it.
 func (s *State) entryCtx(index uint64, now int64, seed uint64) *Ctx {
 	c := &Ctx{Store: s.store, Now: now, Index: index, Rand: rand.New(rand.NewPCG(seed, seed)),
-		scripts: &s.scripts, notifyOn: s.collected()}
+		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), notifyOn: s.collected()}
 	c.moved = s.movedCheck(c)
 	return c
 }
@@ -204,7 +204,8 @@ func (s *State) Read(now int64, cmd *Command, args [][]byte) Outcome {
 	seed := s.reads.Add(1)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	c := &Ctx{Store: s.store, Now: max(now, s.lastNow), Rand: rand.New(rand.NewPCG(seed, uint64(now))), scripts: &s.scripts}
+	c := &Ctx{Store: s.store, Now: max(now, s.lastNow), Rand: rand.New(rand.NewPCG(seed, uint64(now))),
+		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings)}
 	c.moved = s.movedCheck(c)
 	if o, redirected := s.readMigratingOutcome(c.Now, cmd, args); redirected {
 		return o // a key of a migrating slot has moved (migrate.go)
