@@ -21,7 +21,7 @@ const SettingPreferredLeader = "preferred-leader"
 // SettingScriptBudget is the number of Lua instructions a script may run
 // in the group, in decimal (ScriptBudgetEntry); unset, or anything but a
 // positive number, means DefaultScriptBudget. FUNCTION LOAD and RESTORE
-// get a tenth of it for a library's top-level code (lua.go).
+// get a tenth of it for a library's top-level code (lua_budget.go).
 const SettingScriptBudget = "script-budget"
 
 // maxSettingsLen bounds the settings section of a snapshot.

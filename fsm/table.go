@@ -26,7 +26,7 @@ type Ctx struct {
 	scripts *scriptCache
 	// scriptBudget is the instruction budget of a script run with this Ctx:
 	// the group's setting at the entry's log position, or for a read the
-	// current one (lua.go).
+	// current one (lua_budget.go).
 	scriptBudget int64
 	// Events collects the keyspace events of the entry's commands
 	// (notify.go), for the classes in notifyOn only (0: none).
