@@ -121,34 +121,6 @@ func fmtG17(f float64) []byte {
 	return strconv.AppendFloat(nil, f, 'g', 17, 64)
 }
 
-// scriptOnlyCommands are answered by the script runtime itself: they are
-// node commands in the cluster, not data commands of a group.
-var scriptOnlyCommands = map[string]func(r *scriptRun, args [][]byte) resp.Value{
-	"ping": func(_ *scriptRun, args [][]byte) resp.Value {
-		switch len(args) {
-		case 1:
-			return resp.Status("PONG")
-		case 2:
-			return resp.Bulk(args[1])
-		}
-		return errReply(resp.ErrWrongArgs("ping"))
-	},
-	"echo": func(_ *scriptRun, args [][]byte) resp.Value {
-		if len(args) != 2 {
-			return errReply(resp.ErrWrongArgs("echo"))
-		}
-		return resp.Bulk(args[1])
-	},
-	// TIME is the entry's time: the same on every replica.
-	"time": func(r *scriptRun, args [][]byte) resp.Value {
-		if len(args) != 1 {
-			return errReply(resp.ErrWrongArgs("time"))
-		}
-		ms := r.c.Now
-		return resp.Array(resp.BulkString(strconv.FormatInt(ms/1000, 10)), resp.BulkString(strconv.FormatInt(ms%1000*1000, 10)))
-	},
-}
-
 // call is redis.call (raise true) and redis.pcall (raise false).
 func (r *scriptRun) call(L *lua.LState, raise bool) int {
 	fail := func(text string) int {
@@ -180,10 +152,6 @@ func (r *scriptRun) call(L *lua.LState, raise bool) int {
 // scriptCall): known command, arity, allowed in scripts, writes allowed,
 // keys in the script's slot.
 func (r *scriptRun) exec(args [][]byte) resp.Value {
-	name := strings.ToLower(string(args[0]))
-	if f, ok := scriptOnlyCommands[name]; ok {
-		return f(r, args)
-	}
 	cmd := Lookup(args[0])
 	if cmd == nil {
 		return errf("ERR Unknown Redis command called from script")
@@ -237,7 +205,7 @@ func (r *scriptRun) aclCheckCmd(L *lua.LState) int {
 	if bad != "" {
 		raiseErr(L, bad)
 	}
-	if _, ok := scriptOnlyCommands[strings.ToLower(string(args[0]))]; !ok && Lookup(args[0]) == nil {
+	if Lookup(args[0]) == nil {
 		raiseErr(L, "Invalid command passed to redis.acl_check_cmd()")
 	}
 	L.Push(lua.LTrue)

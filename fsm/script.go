@@ -48,8 +48,7 @@ func init() {
 		evalRO,
 		withNumKeys(scriptCmd("evalsha_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
 			"Executes a read-only server-side Lua script by SHA1 digest.", complexity, evalCmd(true, true)), &ScriptSpec{WithBody: evalRO}),
-		scriptCmd("script", -2, fW, 0, 0, 0, []string{"slow"}, "2.6.0",
-			"A container for Lua scripts management commands.", "Depends on subcommand.", scriptDataCmd),
+		scriptContainer(),
 	)
 }
 
@@ -158,46 +157,61 @@ func evalCmd(bySHA, readOnly bool) func(*Ctx, [][]byte) resp.Value {
 	}
 }
 
-// scriptDataCmd is the group side of SCRIPT: LOAD and FLUSH arrive through
-// the log (the node proposes them to every group it leads), EXISTS reads.
-func scriptDataCmd(c *Ctx, args [][]byte) resp.Value {
-	if c.scripts == nil {
-		return errReply(errNoScripting)
+// The group side of SCRIPT, a container whose subcommands arrive through
+// the log (LOAD and FLUSH: the node proposes them to every group it leads)
+// or read (EXISTS). Its metadata is internal: COMMAND shows the node's.
+func scriptContainer() *Command {
+	sub := func(name string, arity int, flags resp.Flag, run func(*Ctx, [][]byte) resp.Value) *Command {
+		return &Command{Meta: &resp.Command{Name: "script|" + name, Arity: arity, Flags: flags, Group: "scripting"},
+			Run: func(c *Ctx, args [][]byte) resp.Value {
+				if c.scripts == nil {
+					return errReply(errNoScripting)
+				}
+				return run(c, args)
+			}}
 	}
-	sub := strings.ToLower(string(args[1]))
+	return container(&resp.Command{Name: "script", Arity: -2, Flags: fW, ACL: []string{"slow"}, Group: "scripting",
+		Since: "2.6.0", Summary: "A container for Lua scripts management commands.", Complexity: "Depends on subcommand."},
+		sub("exists", -3, fR, scriptExists),
+		sub("flush", -2, fW, scriptFlush),
+		sub("load", 3, fW, scriptLoad),
+	)
+}
+
+func scriptLoad(c *Ctx, args [][]byte) resp.Value {
+	if c.Index == 0 {
+		return errf("ERR SCRIPT LOAD is a write and must be proposed")
+	}
+	sha := SHA1Hex(args[2])
+	if _, err := c.scripts.compile(sha, args[2]); err != nil {
+		return errReply(err)
+	}
+	c.scripts.add(sha, args[2])
+	return resp.BulkString(sha)
+}
+
+func scriptExists(c *Ctx, args [][]byte) resp.Value {
+	out := make([]resp.Value, len(args)-2)
+	for i, a := range args[2:] {
+		out[i] = zero
+		if c.scripts.has(strings.ToLower(string(a))) {
+			out[i] = one
+		}
+	}
+	return resp.Array(out...)
+}
+
+func scriptFlush(c *Ctx, args [][]byte) resp.Value {
 	switch {
-	case sub == "load" && len(args) == 3:
-		if c.Index == 0 {
-			return errf("ERR SCRIPT LOAD is a write and must be proposed")
-		}
-		sha := SHA1Hex(args[2])
-		if _, err := c.scripts.compile(sha, args[2]); err != nil {
-			return errReply(err)
-		}
-		c.scripts.add(sha, args[2])
-		return resp.BulkString(sha)
-	case sub == "exists" && len(args) >= 3:
-		out := make([]resp.Value, len(args)-2)
-		for i, a := range args[2:] {
-			out[i] = zero
-			if c.scripts.has(strings.ToLower(string(a))) {
-				out[i] = one
-			}
-		}
-		return resp.Array(out...)
-	case sub == "flush" && len(args) <= 3:
-		if len(args) == 3 && !eq(args[2], "async") && !eq(args[2], "sync") {
-			return errf("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
-		}
-		if c.Index == 0 {
-			return errf("ERR SCRIPT FLUSH is a write and must be proposed")
-		}
-		c.scripts.flush()
-		return resp.OK()
-	case sub == "load" || sub == "exists" || sub == "flush":
-		return errReply(resp.ErrWrongArgs("script|" + sub))
+	case len(args) > 3:
+		return errReply(resp.ErrWrongArgs("script|flush"))
+	case len(args) == 3 && !eq(args[2], "async") && !eq(args[2], "sync"):
+		return errf("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+	case c.Index == 0:
+		return errf("ERR SCRIPT FLUSH is a write and must be proposed")
 	}
-	return errReply(resp.ErrUnknownSubcommand(args[0], args[1]))
+	c.scripts.flush()
+	return resp.OK()
 }
 
 // scriptCache is a group's script cache. The scripts (SHA1 → body) are

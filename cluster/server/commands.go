@@ -122,6 +122,17 @@ func (s *Server) runNode(c *client, cmd *command, args [][]byte) resp.Value {
 	return cmd.node(s, c, args)
 }
 
+// fsmNode is a node command whose metadata is fsm's data command of that
+// name (one source for COMMAND INFO): run answers it here, for the groups
+// led here or the node itself.
+func fsmNode(name string, run nodeHandler) *command {
+	dc := fsm.Lookup([]byte(name))
+	if dc == nil {
+		panic("server: fsm has no " + name + " command")
+	}
+	return &command{meta: dc.Meta, data: dc, node: run}
+}
+
 // nondeterministic tips c's output as nondeterministic (COMMAND DOCS).
 func nondeterministic(c *command) *command {
 	c.meta.Tips = []string{"nondeterministic_output"}

@@ -2,7 +2,9 @@ package server
 
 import (
 	"strings"
+	"time"
 
+	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
 )
 
@@ -23,11 +25,9 @@ var (
 func serverCommands() []*command {
 	conn := []string{"fast", "connection"}
 	return append([]*command{
-		{meta: &resp.Command{Name: "ping", Arity: -1, Flags: resp.FlagFast, ACL: conn, Group: "connection", Since: "1.0.0",
-			Summary: "Returns the server's liveliness response.", Complexity: "O(1)",
-			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}}, node: cmdPing, subscribed: true},
-		{meta: &resp.Command{Name: "echo", Arity: 2, Flags: resp.FlagFast, ACL: conn, Group: "connection", Since: "1.0.0",
-			Summary: "Returns the given string.", Complexity: "O(1)"}, node: cmdEcho},
+		withSubscribed(fsmNode("ping", cmdPing)),
+		fsmNode("echo", cmdEcho),
+		fsmNode("time", cmdTime),
 		{meta: &resp.Command{Name: "quit", Arity: -1, Flags: resp.FlagAllowBusy | resp.FlagNoScript | resp.FlagLoading | resp.FlagStale | resp.FlagFast | resp.FlagNoAuth,
 			ACL: conn, Group: "connection", Since: "1.0.0", Summary: "Closes the connection.", Complexity: "O(1)"}, node: cmdQuit,
 			now: true, subscribed: true},
@@ -71,6 +71,15 @@ func cmdPing(_ *Server, c *client, args [][]byte) resp.Value {
 }
 
 func cmdEcho(_ *Server, _ *client, args [][]byte) resp.Value { return resp.Bulk(args[1]) }
+
+// cmdTime is TIME: this node's clock (scripts get their entry's time).
+func cmdTime(*Server, *client, [][]byte) resp.Value { return fsm.TimeReply(time.Now().UnixMicro()) }
+
+// withSubscribed lets a RESP2 connection in subscribed state run c.
+func withSubscribed(c *command) *command {
+	c.subscribed = true
+	return c
+}
 
 func cmdQuit(_ *Server, c *client, _ [][]byte) resp.Value {
 	c.closing = true

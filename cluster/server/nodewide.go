@@ -21,24 +21,10 @@ import (
 var errInvalidCursor = resp.NewError("ERR invalid cursor")
 
 func nodewideCommands() []*command {
-	handlers := []struct {
-		name string
-		run  nodeHandler
-	}{
-		{"keys", cmdKeys}, {"scan", cmdScan}, {"dbsize", cmdDBSize},
-		{"randomkey", cmdRandomKey}, {"flushall", cmdFlush}, {"flushdb", cmdFlush},
+	return []*command{
+		fsmNode("keys", cmdKeys), fsmNode("scan", cmdScan), fsmNode("dbsize", cmdDBSize),
+		fsmNode("randomkey", cmdRandomKey), fsmNode("flushall", cmdFlush), fsmNode("flushdb", cmdFlush),
 	}
-	var out []*command
-	for _, h := range handlers {
-		// The metadata is fsm's (one source for COMMAND INFO); the handler
-		// runs the command on every group led here and combines the answers.
-		dc := fsm.Lookup([]byte(h.name))
-		if dc == nil {
-			panic("cluster: fsm has no " + h.name + " command")
-		}
-		out = append(out, &command{meta: dc.Meta, data: dc, node: h.run})
-	}
-	return out
 }
 
 // viewLed runs fn on the store of every group led here, in slot order,
