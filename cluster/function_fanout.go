@@ -50,7 +50,7 @@ func (n *Node) ApplyFunctions(ctx context.Context, op [][]byte) []GroupAnswer {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	retryUntil := time.Now().Add(functionRetryFor)
-	f := &fanOut{op: op, results: map[uint32]GroupAnswer{}, lastErr: map[uint32]error{}, unsure: map[uint32]bool{}}
+	f := &fanOut{op: op, results: map[uint32]GroupAnswer{}, why: map[uint32]string{}, unsure: map[uint32]bool{}}
 	pending := n.Groups()
 	for round := 0; len(pending) > 0; round++ {
 		if round > 0 && (time.Now().After(retryUntil) || !pauseCtx(ctx, functionRetry)) {
@@ -63,11 +63,11 @@ func (n *Node) ApplyFunctions(ctx context.Context, op [][]byte) []GroupAnswer {
 	for _, g := range n.Groups() {
 		r, ok := f.results[g.id]
 		if !ok {
-			why := f.lastErr[g.id]
-			if why == nil {
-				why = errors.New("no answer")
+			why := f.why[g.id]
+			if why == "" {
+				why = "no answer"
 			}
-			r = GroupAnswer{Group: g.id, Reply: resp.Err(fmt.Errorf("not Reached: %w", why))}
+			r = GroupAnswer{Group: g.id, Reply: resp.Err(resp.Errorf("ERR not reached: %s", why))}
 		}
 		out = append(out, r)
 	}
@@ -79,16 +79,16 @@ type fanOut struct {
 	op      [][]byte
 	mu      sync.Mutex
 	results map[uint32]GroupAnswer
-	lastErr map[uint32]error // why a group did not answer yet
+	why     map[uint32]string // why a group did not answer yet
 	// unsure: an earlier try may have applied op to the group without its
 	// answer reaching here (outcome unknown, a call lost on the way).
 	unsure map[uint32]bool
 }
 
-func (f *fanOut) fail(id uint32, err error, unsure bool) {
+func (f *fanOut) fail(id uint32, why string, unsure bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.lastErr[id] = err
+	f.why[id] = why
 	f.unsure[id] = f.unsure[id] || unsure
 }
 
@@ -125,7 +125,7 @@ func (n *Node) functionRound(ctx context.Context, f *fanOut, pending []*Group) {
 		if g.IsLeader() {
 			wg.Go(func() {
 				if r, err := n.applyFunctionLocal(ctx, g, f.op); err != nil {
-					f.fail(g.id, err, errors.Is(err, resp.ErrOutcomeUnknown))
+					f.fail(g.id, err.Error(), errors.Is(err, resp.ErrOutcomeUnknown))
 				} else {
 					f.add(r)
 				}
@@ -134,7 +134,7 @@ func (n *Node) functionRound(ctx context.Context, f *fanOut, pending []*Group) {
 		}
 		leader, ok := n.Leader(g)
 		if !ok || leader.ID == n.Self().ID {
-			f.fail(g.id, errors.New("no leader known"), false)
+			f.fail(g.id, "no leader known", false)
 			continue
 		}
 		byPeer[leader.ID] = append(byPeer[leader.ID], g)
@@ -145,14 +145,14 @@ func (n *Node) functionRound(ctx context.Context, f *fanOut, pending []*Group) {
 			if err != nil {
 				var re *transport.RemoteError
 				for _, g := range groups {
-					f.fail(g.id, err, !errors.As(err, &re)) // a call lost on the way may have been served
+					f.fail(g.id, err.Error(), !errors.As(err, &re)) // a call lost on the way may have been served
 				}
 			}
 			for _, r := range rs {
 				if r.Reached {
 					f.add(r)
 				} else {
-					f.fail(r.Group, errors.New(string(r.Reply.Str)), r.unsure)
+					f.fail(r.Group, string(r.Reply.Str), r.unsure)
 				}
 			}
 		})

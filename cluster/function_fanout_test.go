@@ -96,10 +96,10 @@ func FuzzFunctionRPC(f *testing.F) {
 // outcome was unknown counts that try as its success.
 func TestFanOutUnsure(t *testing.T) {
 	op := [][]byte{[]byte("load"), []byte("#!lua name=lib\nredis.register_function('f', function() end)")}
-	f := &fanOut{op: op, results: map[uint32]GroupAnswer{}, lastErr: map[uint32]error{}, unsure: map[uint32]bool{}}
+	f := &fanOut{op: op, results: map[uint32]GroupAnswer{}, why: map[uint32]string{}, unsure: map[uint32]bool{}}
 	exists := resp.Err(resp.NewError("ERR Library 'lib' already exists"))
-	f.fail(1, resp.ErrOutcomeUnknown, true)
-	f.fail(2, ErrNotLeader, false)
+	f.fail(1, resp.ErrOutcomeUnknown.Error(), true)
+	f.fail(2, ErrNotLeader.Error(), false)
 	f.add(GroupAnswer{Group: 1, Reply: exists, Reached: true, Applied: true})
 	f.add(GroupAnswer{Group: 2, Reply: exists, Reached: true, Applied: true})
 	if r := f.results[1]; r.Reply.Kind != resp.KindBulk || string(r.Reply.Str) != "lib" || r.Applied {

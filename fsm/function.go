@@ -142,7 +142,8 @@ func (s *functionSet) join(src *functionSet, replace bool) error {
 	return nil
 }
 
-// functionOpKind is a FUNCTION write subcommand.
+// functionOpKind is a FUNCTION subcommand the groups answer: a write
+// (through the log) or a read.
 type functionOpKind uint8
 
 const (
@@ -150,7 +151,23 @@ const (
 	opDelete
 	opFlush
 	opRestore
+	opList
+	opDump
+	opStats
 )
+
+// functionOps names the subcommands of the FUNCTION op codec: the op of an
+// EntryFunctions entry, or a read a node asks a group's leader for.
+var functionOps = map[string]functionOpKind{
+	"load": opLoad, "delete": opDelete, "flush": opFlush, "restore": opRestore,
+	"list": opList, "dump": opDump, "stats": opStats,
+}
+
+// functionOpOf is the kind of op whose subcommand is sub (0: none).
+func functionOpOf(sub []byte) functionOpKind { return functionOps[strings.ToLower(string(sub))] }
+
+// read: the op reads the libraries and changes nothing.
+func (k functionOpKind) read() bool { return k >= opList }
 
 // restorePolicy is FUNCTION RESTORE's policy.
 type restorePolicy uint8
@@ -184,9 +201,8 @@ func parseFunctionOp(op [][]byte) (functionOp, error) {
 	if len(op) == 0 {
 		return functionOp{}, resp.ErrWrongArgs("function")
 	}
-	sub := strings.ToLower(string(op[0]))
-	switch sub {
-	case "load":
+	switch functionOpOf(op[0]) {
+	case opLoad:
 		if len(op) < 2 {
 			return functionOp{}, resp.ErrWrongArgs("function|load")
 		}
@@ -198,12 +214,12 @@ func parseFunctionOp(op [][]byte) (functionOp, error) {
 			o.replace = true
 		}
 		return o, nil
-	case "delete":
+	case opDelete:
 		if len(op) != 2 {
 			return functionOp{}, resp.ErrWrongArgs("function|delete")
 		}
 		return functionOp{kind: opDelete, name: string(op[1])}, nil
-	case "flush":
+	case opFlush:
 		switch {
 		case len(op) > 2:
 			return functionOp{}, subcommandSyntax(op[0])
@@ -211,7 +227,7 @@ func parseFunctionOp(op [][]byte) (functionOp, error) {
 			return functionOp{}, resp.NewError("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 		}
 		return functionOp{kind: opFlush}, nil
-	case "restore":
+	case opRestore:
 		return parseRestoreOp(op)
 	}
 	return functionOp{}, resp.ErrUnknownSubcommand([]byte("FUNCTION"), op[0])

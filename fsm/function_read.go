@@ -9,8 +9,9 @@ import (
 // The FUNCTION read subcommands: LIST, DUMP and STATS, answered from one
 // group's libraries (every group holds the same ones).
 
-// IsFunctionRead reports whether sub is LIST, DUMP or STATS.
-func IsFunctionRead(sub []byte) bool { return eq(sub, "list") || eq(sub, "dump") || eq(sub, "stats") }
+// IsFunctionRead reports whether sub is a read subcommand: LIST, DUMP or
+// STATS.
+func IsFunctionRead(sub []byte) bool { return functionOpOf(sub).read() }
 
 // FunctionRead answers a FUNCTION read subcommand (op: the arguments after
 // FUNCTION) from the group's libraries.
@@ -33,62 +34,86 @@ func FunctionReadPayload(payload []byte, op [][]byte) resp.Value {
 	return functionRead(set, op)
 }
 
-func functionRead(set *functionSet, op [][]byte) resp.Value {
+// readOp is a parsed FUNCTION read subcommand.
+type readOp struct {
+	kind     functionOpKind // opList, opDump or opStats
+	withCode bool           // LIST … WITHCODE
+	pattern  []byte         // LIST LIBRARYNAME pattern, lowercased; nil: every library
+}
+
+// parseFunctionRead parses op (a read subcommand without FUNCTION) with
+// Redis's errors.
+func parseFunctionRead(op [][]byte) (readOp, error) {
 	if len(op) == 0 {
-		return errReply(resp.ErrWrongArgs("function"))
+		return readOp{}, resp.ErrWrongArgs("function")
 	}
-	switch strings.ToLower(string(op[0])) {
-	case "list":
-		return functionList(set, op)
-	case "dump":
+	switch functionOpOf(op[0]) {
+	case opList:
+		return parseFunctionList(op)
+	case opDump:
 		if len(op) != 1 {
-			return errReply(resp.ErrWrongArgs("function|dump"))
+			return readOp{}, resp.ErrWrongArgs("function|dump")
 		}
+		return readOp{kind: opDump}, nil
+	case opStats:
+		if len(op) != 1 {
+			return readOp{}, resp.ErrWrongArgs("function|stats")
+		}
+		return readOp{kind: opStats}, nil
+	}
+	return readOp{}, resp.ErrUnknownSubcommand([]byte("FUNCTION"), op[0])
+}
+
+// parseFunctionList parses FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].
+func parseFunctionList(op [][]byte) (readOp, error) {
+	o := readOp{kind: opList}
+	for i := 1; i < len(op); i++ {
+		switch {
+		case !o.withCode && eq(op[i], "withcode"):
+			o.withCode = true
+		case o.pattern == nil && eq(op[i], "libraryname"):
+			if i >= len(op)-1 {
+				return readOp{}, resp.NewError("ERR library name argument was not given")
+			}
+			i++
+			o.pattern = []byte(strings.ToLower(string(op[i])))
+		default:
+			return readOp{}, resp.Errorf("ERR Unknown argument %s", op[i])
+		}
+	}
+	return o, nil
+}
+
+func functionRead(set *functionSet, op [][]byte) resp.Value {
+	o, err := parseFunctionRead(op)
+	if err != nil {
+		return errReply(err)
+	}
+	switch o.kind {
+	case opList:
+		return functionList(set, o)
+	case opDump:
 		return resp.Bulk(dumpFunctions(set.sorted()))
-	case "stats":
-		if len(op) != 1 {
-			return errReply(resp.ErrWrongArgs("function|stats"))
-		}
-		return functionStats(set)
 	}
-	return errReply(resp.ErrUnknownSubcommand([]byte("FUNCTION"), op[0]))
+	return functionStats(set)
 }
 
 // CheckFunctionRead checks a read subcommand's arguments (LIST's options)
 // without reading any library.
 func CheckFunctionRead(op [][]byte) error {
-	v := functionRead(newFunctionSet(), op)
-	if v.IsError() {
-		return resp.NewError(string(v.Str))
-	}
-	return nil
+	_, err := parseFunctionRead(op)
+	return err
 }
 
-// functionList is FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].
-func functionList(set *functionSet, op [][]byte) resp.Value {
-	withCode := false
-	var pattern []byte
-	for i := 1; i < len(op); i++ {
-		switch {
-		case !withCode && eq(op[i], "withcode"):
-			withCode = true
-		case pattern == nil && eq(op[i], "libraryname"):
-			if i >= len(op)-1 {
-				return errf("ERR library name argument was not given")
-			}
-			i++
-			pattern = []byte(strings.ToLower(string(op[i])))
-		default:
-			return errf("ERR Unknown argument %s", op[i])
-		}
-	}
+// functionList is FUNCTION LIST's reply: every library whose lowercased
+// name matches the pattern (stringmatchlen with nocase).
+func functionList(set *functionSet, o readOp) resp.Value {
 	var out []resp.Value
 	for _, lib := range set.sorted() {
-		// stringmatchlen with nocase: both sides lowercased.
-		if pattern != nil && !Match(pattern, []byte(strings.ToLower(lib.name))) {
+		if o.pattern != nil && !Match(o.pattern, []byte(strings.ToLower(lib.name))) {
 			continue
 		}
-		out = append(out, libraryInfo(lib, withCode))
+		out = append(out, libraryInfo(lib, o.withCode))
 	}
 	return resp.Array(out...)
 }

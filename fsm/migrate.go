@@ -36,15 +36,16 @@ import (
 //   - import fences: (slot, source group) -> the last (term, seq) imported.
 //
 // Routing check (applyCommand and Read): a command whose keys fall in an
-// out-marked slot runs only if all its keys are live here. If none is, it
-// gets the ask reply, "ASK <slot> group:<gid>" (AskGroup), which the cluster
-// turns into -ASK with the target's address; if only some are, TRYAGAIN,
-// as Redis answers during a migration. A write (or a transaction or script
-// that may write) touching a frozen key gets TRYAGAIN; for reads frozen keys
-// are simply live. The check runs before a blocking command could block,
-// and a waiter that could no longer run here is ended with the check's
-// reply (redirectWaiters), so no client waits in the source for a key that
-// now lives in the target.
+// out-marked slot runs only if all its keys are live here. If none is, its
+// outcome is OutcomeAsk naming the slot and the target group, which the
+// front end turns into -ASK with the target leader's address; if only some
+// are, OutcomeTryAgain (-TRYAGAIN), as Redis answers during a migration. A
+// write (or a transaction or script that may write) touching a frozen key
+// is told to try again too; for reads frozen keys are simply live. The
+// check runs before a blocking command could block, and a waiter that
+// could no longer run here is ended with the check's outcome
+// (redirectWaiters), so no client waits in the source for a key that now
+// lives in the target.
 //
 // EntryMigrate ops, one reply each:
 //

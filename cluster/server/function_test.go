@@ -17,7 +17,7 @@ func TestFunctionReply(t *testing.T) {
 		return cluster.GroupAnswer{Group: g, Reply: resp.Err(resp.NewError(text)), Reached: true, Applied: applied}
 	}
 	unreached := func(g uint32) cluster.GroupAnswer {
-		return cluster.GroupAnswer{Group: g, Reply: resp.Err(resp.NewError("ERR not Reached: no leader known"))}
+		return cluster.GroupAnswer{Group: g, Reply: resp.Err(resp.NewError("ERR not reached: no leader known"))}
 	}
 	exists := "ERR Library 'lib' already exists"
 	cases := []struct {
