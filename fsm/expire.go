@@ -35,23 +35,36 @@ func init() {
 	registry["pttl"].Meta.Tips = tipsNondet
 }
 
+// condFlags are the NX XX GT LT conditions of EXPIRE and ZADD.
+type condFlags struct{ nx, xx, gt, lt bool }
+
+// parse records a if it is NX, XX, GT or LT (any case) and reports whether
+// it was. The caller checks the combinations: EXPIRE and ZADD refuse
+// different ones with different errors.
+func (f *condFlags) parse(a []byte) bool {
+	switch {
+	case eq(a, "nx"):
+		f.nx = true
+	case eq(a, "xx"):
+		f.xx = true
+	case eq(a, "gt"):
+		f.gt = true
+	case eq(a, "lt"):
+		f.lt = true
+	default:
+		return false
+	}
+	return true
+}
+
 // expireFlags are EXPIRE's NX XX GT LT.
-type expireFlags struct{ nx, xx, gt, lt bool }
+type expireFlags struct{ condFlags }
 
 // parseExpireFlags is Redis's parseExtendedExpireArgumentsOrReply.
 func parseExpireFlags(args [][]byte) (expireFlags, error) {
 	var f expireFlags
 	for _, a := range args {
-		switch {
-		case eq(a, "nx"):
-			f.nx = true
-		case eq(a, "xx"):
-			f.xx = true
-		case eq(a, "gt"):
-			f.gt = true
-		case eq(a, "lt"):
-			f.lt = true
-		default:
+		if !f.parse(a) {
 			return f, resp.Errorf("ERR Unsupported option %s", a)
 		}
 	}

@@ -61,7 +61,11 @@ func init() {
 	registry["bzmpop"].Meta.Keys = zsetKeysAt(2)
 }
 
-type zaddFlags struct{ nx, xx, gt, lt, ch, incr bool }
+// zaddFlags are ZADD's NX XX GT LT CH INCR.
+type zaddFlags struct {
+	condFlags
+	ch, incr bool
+}
 
 func zaddCmd(c *Ctx, args [][]byte) resp.Value { return zaddGeneric(c, args, zaddFlags{}) }
 
@@ -69,30 +73,26 @@ func zincrbyCmd(c *Ctx, args [][]byte) resp.Value {
 	return zaddGeneric(c, args, zaddFlags{incr: true})
 }
 
+// parse records a if it is one of ZADD's flags and reports whether it was.
+func (f *zaddFlags) parse(a []byte) bool {
+	switch {
+	case eq(a, "ch"):
+		f.ch = true
+		return true
+	case eq(a, "incr"):
+		f.incr = true
+		return true
+	}
+	return f.condFlags.parse(a)
+}
+
 // zaddGeneric is Redis's zaddGenericCommand.
 func zaddGeneric(c *Ctx, args [][]byte, f zaddFlags) resp.Value {
 	key := args[1]
 	i := 2
-	for ; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case eq(a, "nx"):
-			f.nx = true
-		case eq(a, "xx"):
-			f.xx = true
-		case eq(a, "gt"):
-			f.gt = true
-		case eq(a, "lt"):
-			f.lt = true
-		case eq(a, "ch"):
-			f.ch = true
-		case eq(a, "incr"):
-			f.incr = true
-		default:
-			goto flagsDone
-		}
+	for i < len(args) && f.parse(args[i]) {
+		i++
 	}
-flagsDone:
 	pairs := args[i:]
 	if len(pairs)%2 != 0 || len(pairs) == 0 {
 		return errReply(resp.ErrSyntax)
