@@ -187,7 +187,7 @@ func restoreCmd(c *Ctx, args [][]byte) resp.Value {
 	if ttl != 0 && !opts.absTTL {
 		ttl += c.Now
 	}
-	if ttl != 0 && ttl <= c.Now {
+	if store.DeadlinePassed(ttl, c.Now) {
 		if deleted {
 			c.notify(NotifyGeneric, "del", key)
 		}

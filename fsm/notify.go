@@ -156,7 +156,7 @@ func (c *Ctx) notifyWrite(key []byte) {
 		return
 	}
 	raw := c.Store.GetRaw(key)
-	if raw != nil && expired(raw, c.Now) {
+	if raw != nil && raw.ExpiredAt(c.Now) {
 		c.notify(NotifyExpired, "expired", key)
 		raw = nil
 	}
@@ -171,7 +171,7 @@ func (c *Ctx) notifyGone(key []byte) {
 	if c.notifyOn&NotifyExpired == 0 {
 		return
 	}
-	if raw := c.Store.GetRaw(key); raw != nil && expired(raw, c.Now) {
+	if raw := c.Store.GetRaw(key); raw != nil && raw.ExpiredAt(c.Now) {
 		c.notify(NotifyExpired, "expired", key)
 	}
 }

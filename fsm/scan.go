@@ -50,7 +50,7 @@ func keysCmd(c *Ctx, args [][]byte) resp.Value {
 	all := len(pat) == 1 && pat[0] == '*'
 	out := []resp.Value{}
 	c.Store.Ascend(func(key []byte, o *store.Object) bool {
-		if !expired(o, c.Now) && (all || Match(pat, key)) {
+		if !o.ExpiredAt(c.Now) && (all || Match(pat, key)) {
 			out = append(out, resp.Bulk(clone(key)))
 		}
 		return true
@@ -58,7 +58,8 @@ func keysCmd(c *Ctx, args [][]byte) resp.Value {
 	return resp.Array(out...)
 }
 
-func expired(o *store.Object, now int64) bool { return o.ExpireAt != 0 && o.ExpireAt <= now }
+// expired is o.ExpiredAt(now), the store's definition of an expired key.
+func expired(o *store.Object, now int64) bool { return o.ExpiredAt(now) }
 
 type scanOpts struct {
 	count   int64
@@ -119,7 +120,7 @@ func scanCmd(c *Ctx, args [][]byte) resp.Value {
 // keep filters a visited key: live, matching the pattern and the type (an
 // unknown type name matches nothing, as in Redis 7.2).
 func (o scanOpts) keep(key []byte, obj *store.Object, now int64) bool {
-	if expired(obj, now) {
+	if obj.ExpiredAt(now) {
 		return false
 	}
 	if o.typ != nil && !eq(o.typ, obj.Type.String()) {

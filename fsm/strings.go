@@ -112,7 +112,7 @@ func oldValue(o *store.Object) resp.Value {
 // setWithExpiry stores val; an absolute expiry already in the past deletes
 // the key instead (the key would be expired at once) and reports true.
 func (c *Ctx) setWithExpiry(key, val []byte, exp int64) bool {
-	if exp != 0 && exp <= c.Now {
+	if store.DeadlinePassed(exp, c.Now) {
 		c.notifyWrite(key) // as if stored: "new" if there was no key
 		c.Store.Delete(key)
 		return true
@@ -230,7 +230,7 @@ func getexCmd(c *Ctx, args [][]byte) resp.Value {
 		return resp.Null()
 	}
 	switch {
-	case exp != 0 && exp <= c.Now:
+	case store.DeadlinePassed(exp, c.Now):
 		c.Store.Delete(args[1])
 		c.notify(NotifyGeneric, "del", args[1])
 	case exp != 0:

@@ -24,6 +24,15 @@ func newExpiryTree() *btree.BTreeG[expiry] {
 	return btree.NewBTreeGOptions(expiryLess, treeOptions)
 }
 
+// DeadlinePassed reports whether deadline at (unix ms, 0 = none) has passed
+// at now: the one definition of expired, for stored keys (ExpiredAt) and for
+// a deadline about to be set alike.
+func DeadlinePassed(at, now int64) bool { return at != 0 && at <= now }
+
+// ExpiredAt reports whether o has expired at now (unix ms): such a key is
+// hidden by Get and listed by Expired until it is deleted.
+func (o *Object) ExpiredAt(now int64) bool { return DeadlinePassed(o.ExpireAt, now) }
+
 func (s *Store) indexExpiry(key []byte, o *Object) {
 	if o.ExpireAt != 0 {
 		s.expires.Set(expiry{at: o.ExpireAt, key: key})
@@ -36,8 +45,8 @@ func (s *Store) unindexExpiry(key []byte, o *Object) {
 	}
 }
 
-// Expired returns up to limit keys with ExpireAt != 0 && ExpireAt <= now
-// (the keys Get hides), earliest
+// Expired returns up to limit keys whose Object is ExpiredAt now (the keys
+// Get hides), earliest
 // deadline first (ties in key order), in O(limit + log n). The slices are
 // shared: do not modify them.
 func (s *Store) Expired(now int64, limit int) [][]byte {

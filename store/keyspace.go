@@ -60,7 +60,7 @@ func New() *Store {
 // keeps its point in time. Change ExpireAt only through Put.
 func (s *Store) Mutable(key []byte, now int64) *Object {
 	e, ok := s.keys.Get(probe(key))
-	if !ok || expiredAt(e.obj, now) {
+	if !ok || e.obj.ExpiredAt(now) {
 		return nil
 	}
 	if e.obj.gen == s.gen {
@@ -81,10 +81,10 @@ func probe(key []byte) entry {
 }
 
 // Get returns key's Object, or nil if it is absent or expired at now
-// (ExpireAt != 0 && ExpireAt <= now).
+// (Object.ExpiredAt).
 func (s *Store) Get(key []byte, now int64) *Object {
 	o := s.GetRaw(key)
-	if o == nil || expiredAt(o, now) {
+	if o == nil || o.ExpiredAt(now) {
 		return nil
 	}
 	return o
@@ -98,10 +98,6 @@ func (s *Store) GetRaw(key []byte) *Object {
 		return nil
 	}
 	return e.obj
-}
-
-func expiredAt(o *Object, now int64) bool {
-	return o.ExpireAt != 0 && o.ExpireAt <= now
 }
 
 // Put inserts or replaces key's Object and keeps the slot counts and the

@@ -50,8 +50,12 @@ func TestGetExpiry(t *testing.T) {
 			if (got != nil) != tt.visible {
 				t.Fatalf("Get at %d = %v, visible want %v", tt.now, got, tt.visible)
 			}
-			if s.GetRaw([]byte("k")) == nil {
+			raw := s.GetRaw([]byte("k"))
+			if raw == nil {
 				t.Fatal("GetRaw hides an expired key")
+			}
+			if raw.ExpiredAt(tt.now) == tt.visible || DeadlinePassed(tt.expireAt, tt.now) == tt.visible {
+				t.Fatalf("ExpiredAt/DeadlinePassed at %d disagree with Get (visible %v)", tt.now, tt.visible)
 			}
 			if s.Len() != 1 {
 				t.Fatalf("Len = %d, want 1", s.Len())

@@ -43,7 +43,7 @@ func (s *Store) RandomKey(r uint64, now int64) []byte {
 	point := first.cur + r%span
 	var found []byte
 	pick := func(e entry) bool {
-		if expiredAt(e.obj, now) {
+		if e.obj.ExpiredAt(now) {
 			return true
 		}
 		found = e.key
