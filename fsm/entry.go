@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/slotraft/slotraft/store"
 )
 
 // EntryType says what a log entry asks the state machine to do.
@@ -123,12 +125,16 @@ func DecodeEntry(b []byte) (*Entry, error) {
 			return nil, fmt.Errorf("command %d: %w", i, err)
 		}
 	}
-	if d.off != len(b) {
-		return nil, fmt.Errorf("%w: %d trailing bytes", ErrBadEntry, len(b)-d.off)
+	if err := d.end(); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
 
+// decoder reads fsm's uvarint-framed encodings (entries, exec payloads,
+// snapshot sections) with store.Decoder, whose errors here wrap
+// ErrBadEntry. It keeps the input and the offset itself, so a reader of a
+// fixed-size field can take it from b at off.
 type decoder struct {
 	b   []byte
 	off int
@@ -138,33 +144,31 @@ func (d *decoder) remaining() int { return len(d.b) - d.off }
 
 // uvarint reads a minimal uvarint.
 func (d *decoder) uvarint(what string) (uint64, error) {
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		return 0, fmt.Errorf("%w: bad %s varint at offset %d", ErrBadEntry, what, d.off)
-	}
-	if n != uvarintLen(v) {
-		return 0, fmt.Errorf("%w: non-minimal %s varint at offset %d", ErrBadEntry, what, d.off)
-	}
-	d.off += n
-	return v, nil
-}
-
-func uvarintLen(v uint64) int {
-	var buf [binary.MaxVarintLen64]byte
-	return binary.PutUvarint(buf[:], v)
+	return decodeStep(d, (*store.Decoder).Uvarint, what)
 }
 
 // count reads a number of items each taking at least one byte, so it can
 // not exceed the remaining input.
 func (d *decoder) count(what string) (int, error) {
-	n, err := d.uvarint(what)
-	if err != nil {
-		return 0, err
-	}
-	if n > uint64(d.remaining()) {
-		return 0, fmt.Errorf("%w: %d %s but %d bytes left", ErrBadEntry, n, what, d.remaining())
-	}
-	return int(n), nil
+	return decodeStep(d, (*store.Decoder).Count, what)
+}
+
+// bytes reads a length-prefixed byte string (sharing the input).
+func (d *decoder) bytes(what string) ([]byte, error) {
+	return decodeStep(d, (*store.Decoder).Bytes, what)
+}
+
+func (d *decoder) end() error { return d.reader().End() }
+
+func (d *decoder) reader() *store.Decoder { return store.NewDecoder(d.b, d.off, ErrBadEntry) }
+
+// decodeStep does one read of a store.Decoder at d's offset and moves d
+// past what it read.
+func decodeStep[T any](d *decoder, read func(*store.Decoder, string) (T, error), what string) (T, error) {
+	s := d.reader()
+	v, err := read(s, what)
+	d.off = s.Offset()
+	return v, err
 }
 
 func (d *decoder) command() ([][]byte, error) {
@@ -179,15 +183,4 @@ func (d *decoder) command() ([][]byte, error) {
 		}
 	}
 	return args, nil
-}
-
-// bytes reads a length-prefixed byte string (sharing the input).
-func (d *decoder) bytes(what string) ([]byte, error) {
-	n, err := d.count(what)
-	if err != nil {
-		return nil, err
-	}
-	b := d.b[d.off : d.off+n : d.off+n]
-	d.off += n
-	return b, nil
 }

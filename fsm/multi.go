@@ -134,12 +134,10 @@ func DecodeExec(b []byte) ([]Watch, [][][]byte, error) {
 	}
 	watches := make([]Watch, nw)
 	for i := range watches {
-		kl, err := d.count("key bytes")
+		key, err := d.bytes("key bytes")
 		if err != nil {
 			return nil, nil, fmt.Errorf("exec payload: watch %d: %w", i, err)
 		}
-		key := d.b[d.off : d.off+kl : d.off+kl]
-		d.off += kl
 		if d.remaining() < 1 || d.b[d.off] > 1 {
 			return nil, nil, fmt.Errorf("%w: exec payload: watch %d: bad presence byte", ErrBadEntry, i)
 		}

@@ -327,12 +327,11 @@ func decodeScripts(b []byte) ([]scriptEntry, error) {
 	}
 	out := make([]scriptEntry, 0, min(n, 1024))
 	for i := 0; i < n; i++ {
-		l, err := d.count("script bytes")
+		enc, err := d.bytes("script bytes")
 		if err != nil {
 			return nil, fmt.Errorf("script %d: %w", i, err)
 		}
-		body := clone(d.b[d.off : d.off+l])
-		d.off += l
+		body := clone(enc)
 		out = append(out, scriptEntry{sha: SHA1Hex(body), body: body})
 	}
 	if d.off != len(b) {
