@@ -275,13 +275,9 @@ func xdelCmd(c *Ctx, args [][]byte) resp.Value {
 	if s == nil {
 		return zero
 	}
-	ids := make([]store.StreamID, 0, len(args)-2)
-	for _, a := range args[2:] {
-		id, err := parseStrictID(a)
-		if err != nil {
-			return errReply(err)
-		}
-		ids = append(ids, id)
+	ids, err := parseStrictIDs(args[2:])
+	if err != nil {
+		return errReply(err)
 	}
 	n := s.Delete(ids)
 	if n > 0 {

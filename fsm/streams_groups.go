@@ -213,13 +213,9 @@ func xackCmd(c *Ctx, args [][]byte) resp.Value {
 	if s == nil || s.Group(args[2]) == nil {
 		return zero
 	}
-	ids := make([]store.StreamID, 0, len(args)-3)
-	for _, a := range args[3:] {
-		id, err := parseStrictID(a)
-		if err != nil {
-			return errReply(err)
-		}
-		ids = append(ids, id)
+	ids, err := parseStrictIDs(args[3:])
+	if err != nil {
+		return errReply(err)
 	}
 	o, s, _ := c.writeStream(args[1])
 	g := s.MutGroup(args[2])

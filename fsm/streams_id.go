@@ -108,6 +108,20 @@ func parseStrictID(b []byte) (store.StreamID, error) {
 	return id, err
 }
 
+// parseStrictIDs parses every argument as a strict ID (XDEL's and XACK's
+// lists): the first that does not parse is the error.
+func parseStrictIDs(args [][]byte) ([]store.StreamID, error) {
+	ids := make([]store.StreamID, len(args))
+	for i, a := range args {
+		id, err := parseStrictID(a)
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
 // parseInterval parses a range bound: "(" makes it exclusive, which moves
 // it one ID inwards (start up, end down).
 func parseInterval(b []byte, missingSeq uint64, isStart bool) (store.StreamID, error) {
