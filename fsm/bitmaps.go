@@ -92,11 +92,7 @@ func setbitCmd(c *Ctx, args [][]byte) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	var old []byte
-	var exp int64
-	if o != nil {
-		old, exp = o.Str, o.ExpireAt
-	}
+	old, exp := strAndExpiry(o)
 	prev := bitAt(old, off)
 	byteIdx := off >> 3
 	if o != nil && byteIdx < int64(len(old)) && int64(prev) == on {

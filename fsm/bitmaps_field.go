@@ -137,11 +137,7 @@ func bitfield(c *Ctx, args [][]byte, ro bool) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	var old []byte
-	var exp int64
-	if o != nil {
-		old, exp = o.Str, o.ExpireAt
-	}
+	old, exp := strAndExpiry(o)
 	out := make([]resp.Value, len(ops))
 	if readonly {
 		for i, op := range ops {

@@ -76,11 +76,7 @@ func incrbyfloatCmd(c *Ctx, args [][]byte) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	var cur []byte
-	var exp int64
-	if o != nil {
-		cur, exp = o.Str, o.ExpireAt
-	}
+	cur, exp := strAndExpiry(o)
 	v, err := resp.IncrByFloat(cur, args[2])
 	if err != nil {
 		return errReply(err)

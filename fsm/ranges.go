@@ -83,11 +83,7 @@ func setrangeCmd(c *Ctx, args [][]byte) resp.Value {
 	if err := checkLength(off, int64(len(val))); err != nil {
 		return errReply(err)
 	}
-	var old []byte
-	var exp int64
-	if o != nil {
-		old, exp = o.Str, o.ExpireAt
-	}
+	old, exp := strAndExpiry(o)
 	v := make([]byte, max(int64(len(old)), off+int64(len(val))))
 	copy(v, old)
 	copy(v[off:], val)

@@ -109,6 +109,16 @@ func oldValue(o *store.Object) resp.Value {
 	return resp.Bulk(o.Str)
 }
 
+// strAndExpiry returns a string key's value and deadline (nil and 0 if the
+// key is absent): what a command that rewrites the value starts from and
+// keeps.
+func strAndExpiry(o *store.Object) ([]byte, int64) {
+	if o == nil {
+		return nil, 0
+	}
+	return o.Str, o.ExpireAt
+}
+
 // setWithExpiry stores val; an absolute expiry already in the past deletes
 // the key instead (the key would be expired at once) and reports true.
 func (c *Ctx) setWithExpiry(key, val []byte, exp int64) bool {
