@@ -272,17 +272,9 @@ func geohashCmd(c *Ctx, args [][]byte) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	out := make([]resp.Value, len(args)-2)
-	for i, m := range args[2:] {
-		out[i] = resp.Null()
-		if z == nil {
-			continue
-		}
-		if score, ok := z.Score(m); ok {
-			out[i] = resp.Bulk(geoHashString(score))
-		}
-	}
-	return resp.Array(out...)
+	return memberScoresReply(z, args[2:], resp.Null(), func(score float64) resp.Value {
+		return resp.Bulk(geoHashString(score))
+	})
 }
 
 func geoposCmd(c *Ctx, args [][]byte) resp.Value {
@@ -290,19 +282,12 @@ func geoposCmd(c *Ctx, args [][]byte) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	out := make([]resp.Value, len(args)-2)
-	for i, m := range args[2:] {
-		out[i] = resp.NullArray()
-		if z == nil {
-			continue
+	return memberScoresReply(z, args[2:], resp.NullArray(), func(score float64) resp.Value {
+		if lon, lat, ok := geoDecodeScore(score); ok {
+			return resp.Array(geoHumanDouble(lon), geoHumanDouble(lat))
 		}
-		if score, ok := z.Score(m); ok {
-			if lon, lat, ok := geoDecodeScore(score); ok {
-				out[i] = resp.Array(geoHumanDouble(lon), geoHumanDouble(lat))
-			}
-		}
-	}
-	return resp.Array(out...)
+		return resp.NullArray()
+	})
 }
 
 // geoMemberPos is longLatFromMember.

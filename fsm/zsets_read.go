@@ -85,13 +85,21 @@ func zmscoreCmd(c *Ctx, args [][]byte) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	out := make([]resp.Value, len(args)-2)
-	for i, m := range args[2:] {
-		out[i] = resp.Null()
-		if z != nil {
-			if s, ok := z.Score(m); ok {
-				out[i] = resp.Double(s)
-			}
+	return memberScoresReply(z, args[2:], resp.Null(), resp.Double)
+}
+
+// memberScoresReply is an array with one reply per member: of its score
+// in z, or missing when it is not in z (every member, if z is nil).
+// ZMSCORE, GEOHASH and GEOPOS differ only in the two replies.
+func memberScoresReply(z *store.ZSet, members [][]byte, missing resp.Value, reply func(score float64) resp.Value) resp.Value {
+	out := make([]resp.Value, len(members))
+	for i, m := range members {
+		out[i] = missing
+		if z == nil {
+			continue
+		}
+		if s, ok := z.Score(m); ok {
+			out[i] = reply(s)
 		}
 	}
 	return resp.Array(out...)
