@@ -114,13 +114,8 @@ var (
 
 // geoCFloat formats like C's "%f" (inf and nan as glibc prints them).
 func geoCFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
+	if b, ok := resp.FormatNonFinite(f); ok {
+		return string(b)
 	}
 	return strconv.FormatFloat(f, 'f', 6, 64)
 }

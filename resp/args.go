@@ -205,7 +205,7 @@ func isHexDigit(c byte) bool {
 // has at most 17 decimals: 10.6 renders as "10.6", 5e3 as "5000", 1e-20 as
 // "0". IncrByFloat reproduces Redis's extended-precision sum exactly.
 func FormatFloat(f float64) []byte {
-	if b, ok := formatNonFinite(f); ok {
+	if b, ok := FormatNonFinite(f); ok {
 		return b
 	}
 	out := strconv.AppendFloat(nil, f, 'f', -1, 64)

@@ -293,7 +293,7 @@ func appendBulk(buf []byte, prefix byte, s []byte) []byte {
 // plain when the exponent is small ("1.5", "0.00001", "123.456"),
 // scientific with an unpadded exponent otherwise ("1e+20", "1.5e-7").
 func FormatDouble(f float64, resp3 bool) []byte {
-	if b, ok := formatNonFinite(f); ok {
+	if b, ok := FormatNonFinite(f); ok {
 		return b
 	}
 	switch {
@@ -354,8 +354,9 @@ func appendDtoa(buf []byte, f float64) []byte {
 	return strconv.AppendInt(buf, int64(absExp), 10)
 }
 
-// formatNonFinite spells infinities and NaN as Redis does.
-func formatNonFinite(f float64) ([]byte, bool) {
+// FormatNonFinite spells infinities and NaN as Redis does ("inf", "-inf",
+// "nan", as glibc's printf does too); ok is false for a finite f.
+func FormatNonFinite(f float64) (b []byte, ok bool) {
 	switch {
 	case math.IsInf(f, 1):
 		return []byte("inf"), true

@@ -109,3 +109,23 @@ func TestFormatDouble(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatNonFinite(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+		ok   bool
+	}{
+		{math.Inf(1), "inf", true},
+		{math.Inf(-1), "-inf", true},
+		{math.NaN(), "nan", true},
+		{0, "", false},
+		{-1.5, "", false},
+		{math.MaxFloat64, "", false},
+	}
+	for _, tt := range tests {
+		if b, ok := FormatNonFinite(tt.in); string(b) != tt.want || ok != tt.ok {
+			t.Errorf("FormatNonFinite(%v) = %q, %v; want %q, %v", tt.in, b, ok, tt.want, tt.ok)
+		}
+	}
+}
