@@ -55,6 +55,28 @@ func writeColl[T store.Collection](c *Ctx, key []byte, t store.Type) (*store.Obj
 	return o, o.Coll.(T), nil
 }
 
+// numkeysKeysAt returns the key positions of a command whose numkeys
+// argument is at index at, followed by the keys (LMPOP, SINTERCARD, ZMPOP,
+// ZUNION…), plus fixed keys before it (ZUNIONSTORE's destination); nil
+// when numkeys is not a valid count of the arguments that follow (the
+// command then fails with its own error).
+func numkeysKeysAt(at int, fixed ...int) func(args [][]byte) []int {
+	return func(args [][]byte) []int {
+		if at >= len(args) {
+			return nil
+		}
+		n, err := resp.ParseInt(args[at])
+		if err != nil || n < 1 || n > int64(len(args)-at-1) {
+			return nil
+		}
+		out := append([]int(nil), fixed...)
+		for i := range int(n) {
+			out = append(out, at+1+i)
+		}
+		return out
+	}
+}
+
 // newColl stores a new collection at key and returns its object, ready
 // for in-place changes in this entry (it belongs to no snapshot yet).
 func (c *Ctx) newColl(key []byte, t store.Type, coll store.Collection) *store.Object {

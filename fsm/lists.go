@@ -90,28 +90,8 @@ func init() {
 		listCmd("blmpop", -5, fW|listFBlock|listFMovable, 0, 0, 0, listACLBlocking, "7.0.0",
 			"Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", listMPopComplexity, blmpopCmd).blocks(listMPopBlock),
 	)
-	registry["lmpop"].Meta.Keys = listKeysAt(1)
-	registry["blmpop"].Meta.Keys = listKeysAt(2)
-}
-
-// listKeysAt returns the key positions of LMPOP/BLMPOP, whose numkeys
-// argument is at index at and is followed by the keys; nil when numkeys is
-// not a valid count of the arguments that follow.
-func listKeysAt(at int) func(args [][]byte) []int {
-	return func(args [][]byte) []int {
-		if at >= len(args) {
-			return nil
-		}
-		n, err := resp.ParseInt(args[at])
-		if err != nil || n < 1 || n > int64(len(args)-at-1) {
-			return nil
-		}
-		out := make([]int, n)
-		for i := range out {
-			out[i] = at + 1 + i
-		}
-		return out
-	}
+	registry["lmpop"].Meta.Keys = numkeysKeysAt(1)
+	registry["blmpop"].Meta.Keys = numkeysKeysAt(2)
 }
 
 // --- access helpers -------------------------------------------------------

@@ -75,24 +75,7 @@ func init() {
 	for _, n := range []string{"spop", "srandmember", "sscan"} {
 		registry[n].Meta.Tips = tipsNondet
 	}
-	registry["sintercard"].Meta.Keys = sintercardKeys
-}
-
-// sintercardKeys gives routing the keys of SINTERCARD numkeys key…: none if
-// numkeys is invalid (the command then fails with its own error).
-func sintercardKeys(args [][]byte) []int {
-	if len(args) < 2 {
-		return nil
-	}
-	n, err := resp.ParseInt(args[1])
-	if err != nil || n < 1 || n > int64(len(args)-2) {
-		return nil
-	}
-	out := make([]int, n)
-	for i := range out {
-		out[i] = 2 + i
-	}
-	return out
+	registry["sintercard"].Meta.Keys = numkeysKeysAt(1)
 }
 
 // readSet returns the set at key, nil if absent, or WRONGTYPE.

@@ -226,25 +226,6 @@ func (s zspan) collect(z *store.ZSet, rev bool, offset, limit int64) []zmember {
 	return out
 }
 
-// zsetKeysAt returns the key positions of commands whose numkeys argument
-// is at index at, followed by the keys (plus fixed keys before it).
-func zsetKeysAt(at int, fixed ...int) func(args [][]byte) []int {
-	return func(args [][]byte) []int {
-		if at >= len(args) {
-			return nil
-		}
-		n, err := resp.ParseInt(args[at])
-		if err != nil || n < 1 || n > int64(len(args)-at-1) {
-			return nil
-		}
-		out := append([]int(nil), fixed...)
-		for i := range int(n) {
-			out = append(out, at+1+i)
-		}
-		return out
-	}
-}
-
 // scanScore formats a score as ZSCAN replies it in Redis 7.2: a listpack
 // keeps the score's shortest form, a skiplist prints it with "%.17Lg".
 func scanScore(f float64, skiplist bool) []byte {

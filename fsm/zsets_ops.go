@@ -47,10 +47,10 @@ func init() {
 			"Stores the difference of multiple sorted sets in a key.", zdiffComplexity, zsetOpCmd(zopDiff, true, false)),
 	)
 	for _, name := range []string{"zunion", "zinter", "zintercard", "zdiff"} {
-		registry[name].Meta.Keys = zsetKeysAt(1)
+		registry[name].Meta.Keys = numkeysKeysAt(1)
 	}
 	for _, name := range []string{"zunionstore", "zinterstore", "zdiffstore"} {
-		registry[name].Meta.Keys = zsetKeysAt(2, 1)
+		registry[name].Meta.Keys = numkeysKeysAt(2, 1)
 	}
 }
 

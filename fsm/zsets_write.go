@@ -57,8 +57,8 @@ func init() {
 			"Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
 			zmpopComplexity, bzmpopCmd).blocks(zsetMPopBlock),
 	)
-	registry["zmpop"].Meta.Keys = zsetKeysAt(1)
-	registry["bzmpop"].Meta.Keys = zsetKeysAt(2)
+	registry["zmpop"].Meta.Keys = numkeysKeysAt(1)
+	registry["bzmpop"].Meta.Keys = numkeysKeysAt(2)
 }
 
 // zaddFlags are ZADD's NX XX GT LT CH INCR.
