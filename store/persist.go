@@ -18,7 +18,7 @@ import (
 //	record*  type byte (a Type), key (uvarint length + bytes),
 //	         ExpireAt (zigzag varint), Version (uvarint), Touched (zigzag
 //	         varint), value: string = uvarint length + bytes, other types
-//	         as their codec writes them (list.go, hash.go, set.go,
+//	         as their codec writes them (list_codec.go, hash.go, set.go,
 //	         zset_codec.go, stream_codec.go)
 //	dels     optional: 0xFE, WATCH's per-slot deletion counts (store/watch.go)
 //	end      0xFF
