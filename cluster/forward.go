@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/slotraft/slotraft/store"
 )
 
 // Forwarding published messages to the other nodes (the front end's
@@ -266,44 +268,41 @@ func decodePublish(b []byte) ([]fwdMsg, error) {
 	if len(b) == 0 || b[0] != publishVersion {
 		return nil, fmt.Errorf("%w: unknown version", errPublishPayload)
 	}
-	b = b[1:]
-	count, n := binary.Uvarint(b)
-	if n <= 0 {
-		return nil, fmt.Errorf("%w: count", errPublishPayload)
+	d := store.NewDecoder(b, 1, errPublishPayload)
+	count, err := d.Uvarint("count")
+	if err != nil {
+		return nil, err
 	}
-	b = b[n:]
 	// Each message takes at least 3 bytes: never allocate for a lying count.
-	if count > uint64(len(b))/3 {
+	if count > uint64(d.Remaining())/3 {
 		return nil, fmt.Errorf("%w: count %d exceeds the payload", errPublishPayload, count)
 	}
 	msgs := make([]fwdMsg, 0, count)
 	for range count {
-		if len(b) == 0 || b[0] != publishKindChan {
-			return nil, fmt.Errorf("%w: unknown message kind", errPublishPayload)
-		}
-		b = b[1:]
-		var m fwdMsg
-		var ok bool
-		if m.channel, b, ok = readBytes(b); !ok {
-			return nil, fmt.Errorf("%w: channel", errPublishPayload)
-		}
-		if m.message, b, ok = readBytes(b); !ok {
-			return nil, fmt.Errorf("%w: message", errPublishPayload)
+		m, err := readPublished(d)
+		if err != nil {
+			return nil, err
 		}
 		msgs = append(msgs, m)
 	}
-	if len(b) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes", errPublishPayload, len(b))
+	if err := d.End(); err != nil {
+		return nil, err
 	}
 	return msgs, nil
 }
 
-// readBytes reads a uvarint length and that many bytes.
-func readBytes(b []byte) (field, rest []byte, ok bool) {
-	l, n := binary.Uvarint(b)
-	if n <= 0 || l > uint64(len(b)-n) {
-		return nil, b, false
+// readPublished reads one message: its kind, channel and message.
+func readPublished(d *store.Decoder) (fwdMsg, error) {
+	var m fwdMsg
+	kind, err := d.Byte("message kind")
+	if err == nil && kind != publishKindChan {
+		err = fmt.Errorf("%w: unknown message kind", errPublishPayload)
 	}
-	end := n + int(l)
-	return b[n:end:end], b[end:], true
+	if err == nil {
+		m.channel, err = d.Bytes("channel")
+	}
+	if err == nil {
+		m.message, err = d.Bytes("message")
+	}
+	return m, err
 }

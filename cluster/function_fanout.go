@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/slotraft/slotraft/cluster/transport"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
+	"github.com/slotraft/slotraft/store"
 )
 
 // Redis Functions across the slot groups: the node's half of the FUNCTION
@@ -316,24 +318,33 @@ func encodeFunctionRequest(r functionRequest) []byte {
 }
 
 func decodeFunctionRequest(b []byte) (functionRequest, error) {
-	d, err := newRPCDecoder(b)
+	d, err := newFunctionDecoder(b)
 	if err != nil {
 		return functionRequest{}, err
 	}
 	var r functionRequest
-	n := d.count()
-	for range n {
-		r.groups = append(r.groups, d.groupID())
+	n, err := d.Count("groups")
+	for i := 0; i < n && err == nil; i++ {
+		var id uint32
+		id, err = readGroupID(d)
+		r.groups = append(r.groups, id)
 	}
-	n = d.count()
-	for range n {
-		r.op = append(r.op, d.bytes())
+	if err == nil {
+		n, err = d.Count("arguments")
 	}
-	if err := d.end(); err != nil {
+	for i := 0; i < n && err == nil; i++ {
+		var a []byte
+		a, err = d.Bytes("argument")
+		r.op = append(r.op, a)
+	}
+	if err == nil {
+		err = d.End()
+	}
+	if err == nil && len(r.op) == 0 {
+		err = fmt.Errorf("%w: no arguments", errBadFunctionRPC)
+	}
+	if err != nil {
 		return functionRequest{}, err
-	}
-	if len(r.op) == 0 {
-		return functionRequest{}, fmt.Errorf("%w: no arguments", errBadFunctionRPC)
 	}
 	return r, nil
 }
@@ -364,113 +375,72 @@ func encodeFunctionResponse(rs []GroupAnswer) []byte {
 }
 
 func decodeFunctionResponse(b []byte) ([]GroupAnswer, error) {
-	d, err := newRPCDecoder(b)
+	d, err := newFunctionDecoder(b)
 	if err != nil {
 		return nil, err
 	}
-	n := d.count()
+	n, err := d.Count("results")
+	if err != nil {
+		return nil, err
+	}
 	out := make([]GroupAnswer, 0, n)
 	for range n {
-		r := GroupAnswer{Group: d.groupID(), Reached: true}
-		kind := d.byte()
-		text := d.bytes()
-		switch kind {
-		case resultStatus:
-			r.Reply = resp.Status(string(text))
-		case resultBulk:
-			r.Reply = resp.Bulk(text)
-		case resultError, resultApplied:
-			r.Reply = resp.Value{Kind: resp.KindError, Str: text}
-			r.Applied = kind == resultApplied
-		case resultNotReached, resultUnknown:
-			r.Reply = resp.Value{Kind: resp.KindError, Str: text}
-			r.Reached, r.unsure = false, kind == resultUnknown
-		default:
-			d.fail()
+		r, err := readGroupAnswer(d)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, r)
 	}
-	if err := d.end(); err != nil {
+	if err := d.End(); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// rpcDecoder reads the payloads above; every length is checked against the
-// bytes left, and the first error sticks.
-type rpcDecoder struct {
-	b   []byte
-	err error
+// readGroupAnswer reads one result of a response: group id, kind, text.
+func readGroupAnswer(d *store.Decoder) (GroupAnswer, error) {
+	id, err := readGroupID(d)
+	var kind byte
+	if err == nil {
+		kind, err = d.Byte("result kind")
+	}
+	var text []byte
+	if err == nil {
+		text, err = d.Bytes("result text")
+	}
+	if err != nil {
+		return GroupAnswer{}, err
+	}
+	r := GroupAnswer{Group: id, Reached: true}
+	switch kind {
+	case resultStatus:
+		r.Reply = resp.Status(string(text))
+	case resultBulk:
+		r.Reply = resp.Bulk(text)
+	case resultError, resultApplied:
+		r.Reply = resp.Value{Kind: resp.KindError, Str: text}
+		r.Applied = kind == resultApplied
+	case resultNotReached, resultUnknown:
+		r.Reply = resp.Value{Kind: resp.KindError, Str: text}
+		r.Reached, r.unsure = false, kind == resultUnknown
+	default:
+		return GroupAnswer{}, fmt.Errorf("%w: result kind %d", errBadFunctionRPC, kind)
+	}
+	return r, nil
 }
 
-func newRPCDecoder(b []byte) (*rpcDecoder, error) {
+// newFunctionDecoder checks a payload's version and reads what follows it.
+func newFunctionDecoder(b []byte) (*store.Decoder, error) {
 	if len(b) == 0 || b[0] != functionRPCVersion {
 		return nil, fmt.Errorf("%w: unknown version", errBadFunctionRPC)
 	}
-	return &rpcDecoder{b: b[1:]}, nil
+	return store.NewDecoder(b, 1, errBadFunctionRPC), nil
 }
 
-func (d *rpcDecoder) fail() {
-	if d.err == nil {
-		d.err = errBadFunctionRPC
+func readGroupID(d *store.Decoder) (uint32, error) {
+	v, err := d.Uvarint("group id")
+	if err == nil && v > math.MaxUint32 {
+		err = fmt.Errorf("%w: group id %d out of range", errBadFunctionRPC, v)
 	}
-}
-
-func (d *rpcDecoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// count reads a number of items that take at least one byte each.
-func (d *rpcDecoder) count() int {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail()
-		return 0
-	}
-	return int(n)
-}
-
-func (d *rpcDecoder) groupID() uint32 {
-	v := d.uvarint()
-	if v > 1<<32-1 {
-		d.fail()
-	}
-	return uint32(v)
-}
-
-func (d *rpcDecoder) byte() byte {
-	if d.err != nil || len(d.b) == 0 {
-		d.fail()
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *rpcDecoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil || n > uint64(len(d.b)) {
-		d.fail()
-		return nil
-	}
-	out := d.b[:n:n]
-	d.b = d.b[n:]
-	return out
-}
-
-func (d *rpcDecoder) end() error {
-	if d.err == nil && len(d.b) != 0 {
-		d.fail()
-	}
-	return d.err
+	return uint32(v), err
 }

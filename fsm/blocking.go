@@ -151,9 +151,10 @@ var (
 	zsetMPopBlock = &blockSpec{kind: store.TypeZSet, timeout: argAt(1), keys: numkeysKeys}
 	// XREAD … BLOCK ms … STREAMS key [key …] id [id …]; XREADGROUP also
 	// runs again when its group goes away.
-	xreadBlock = &blockSpec{kind: store.TypeStream, timeout: xreadBlockArg, keys: xreadKeys, timeoutMs: true,
-		prepare: xreadResolveDollar}
-	xreadGroupBlock = &blockSpec{kind: store.TypeStream, timeout: xreadBlockArg, keys: xreadKeys, timeoutMs: true,
+	xreadBlock = &blockSpec{kind: store.TypeStream, timeout: xreadTimeoutArg(false), keys: xreadKeys(false),
+		timeoutMs: true, prepare: xreadResolveDollar}
+	xreadGroupBlock = &blockSpec{kind: store.TypeStream, timeout: xreadTimeoutArg(true), keys: xreadKeys(true),
+		timeoutMs:     true,
 		unblockOnGone: true}
 )
 
@@ -173,16 +174,23 @@ func (cmd *Command) blocks(spec *blockSpec) *Command {
 }
 
 // xreadKeys: XREAD/XREADGROUP … STREAMS key [key …] id [id …].
-func xreadKeys(args [][]byte) [][]byte {
-	first, n := xreadStreams(args)
-	return args[first : first+n]
+func xreadKeys(group bool) func(args [][]byte) [][]byte {
+	return func(args [][]byte) [][]byte {
+		first, n := xreadStreams(args, group)
+		return args[first : first+n]
+	}
+}
+
+// xreadTimeoutArg: XREAD/XREADGROUP … BLOCK ms ….
+func xreadTimeoutArg(group bool) func(args [][]byte) int {
+	return func(args [][]byte) int { return xreadBlockArg(args, group) }
 }
 
 // xreadResolveDollar replaces each "$" ID of a blocking XREAD by its
 // stream's last ID (0-0 if absent) at the moment it blocks, so that when it
 // runs again it returns what was added since.
 func xreadResolveDollar(c *Ctx, args [][]byte) [][]byte {
-	first, n := xreadStreams(args)
+	first, n := xreadStreams(args, false)
 	out := slices.Clone(args)
 	for i := range n {
 		if string(args[first+n+i]) != "$" {

@@ -48,10 +48,10 @@ func init() {
 			"O(1) for each member requested.", geoposCmd),
 		geoCmd("georadius", -6, fW|fD|resp.FlagMovableKeys, 1, 1, 1, aclGeoWrite, "3.2.0",
 			"Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.",
-			geoRadiusComplexity, geoSearchCmd(1, geoRadiusCoords)),
+			geoRadiusComplexity, geoSearchCmd(1, geoRadiusCoords)).storing(6),
 		geoCmd("georadiusbymember", -5, fW|fD|resp.FlagMovableKeys, 1, 1, 1, aclGeoWrite, "3.2.0",
 			"Queries a geospatial index for members within a distance from a member, optionally stores the result.",
-			geoRadiusComplexity, geoSearchCmd(1, geoRadiusMember)),
+			geoRadiusComplexity, geoSearchCmd(1, geoRadiusMember)).storing(5),
 		geoCmd("georadius_ro", -6, fR, 1, 1, 1, aclGeoRead, "3.2.10",
 			"Returns members from a geospatial index that are within a distance from a coordinate.",
 			geoRadiusComplexity, geoSearchCmd(1, geoRadiusCoords|geoNoStore)),
@@ -65,23 +65,22 @@ func init() {
 			"Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.",
 			geoSearchComplexity, geoSearchCmd(2, geoSearchFlag|geoSearchStore)),
 	)
-	for _, name := range []string{"georadius", "georadiusbymember"} {
-		m := registry[name].Meta
-		m.Keys = georadiusKeys
-		start := 6
-		if name == "georadiusbymember" {
-			start = 5
-		}
-		m.KeySpecs = []resp.KeySpec{
-			{Flags: []string{"RO", "access"}, Index: 1, KeyStep: 1},
-			{Flags: []string{"OW", "update"}, Keyword: "STORE", StartFrom: start, KeyStep: 1},
-			{Flags: []string{"OW", "update"}, Keyword: "STOREDIST", StartFrom: start, KeyStep: 1},
-		}
-	}
 	registry["geosearchstore"].Meta.KeySpecs = []resp.KeySpec{
 		{Flags: []string{"OW", "update"}, Index: 1, KeyStep: 1},
 		{Flags: []string{"RO", "access"}, Index: 2, KeyStep: 1},
 	}
+}
+
+// storing gives GEORADIUS or GEORADIUSBYMEMBER, whose options start at
+// argument start, the keys of their STORE and STOREDIST options.
+func (cmd *Command) storing(start int) *Command {
+	cmd.Meta.Keys = georadiusKeys
+	cmd.Meta.KeySpecs = []resp.KeySpec{
+		{Flags: []string{"RO", "access"}, Index: 1, KeyStep: 1},
+		{Flags: []string{"OW", "update"}, Keyword: "STORE", StartFrom: start, KeyStep: 1},
+		{Flags: []string{"OW", "update"}, Keyword: "STOREDIST", StartFrom: start, KeyStep: 1},
+	}
+	return cmd
 }
 
 // georadiusKeys is Redis's georadiusGetKeys: the source key and the key

@@ -26,13 +26,13 @@ func init() {
 	register(
 		hashCmd("hset", -4, fW|fD|fF, 1, 1, 1, aclWriteHashFast, "2.0.0",
 			"Creates or modifies the value of a field in a hash.",
-			"O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", hsetCmd),
+			"O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", hsetCmd(false)),
 		hashCmd("hsetnx", 4, fW|fD|fF, 1, 1, 1, aclWriteHashFast, "2.0.0",
 			"Sets the value of a field in a hash only when the field doesn't exist.", "O(1)", hsetnxCmd),
 		hashCmd("hget", 3, fR|fF, 1, 1, 1, aclReadHashFast, "2.0.0",
 			"Returns the value of a field in a hash.", "O(1)", hgetCmd),
 		hashCmd("hmset", -4, fW|fD|fF, 1, 1, 1, aclWriteHashFast, "2.0.0",
-			"Sets the values of multiple fields.", "O(N) where N is the number of fields being set.", hsetCmd),
+			"Sets the values of multiple fields.", "O(N) where N is the number of fields being set.", hsetCmd(true)),
 		hashCmd("hmget", -3, fR|fF, 1, 1, 1, aclReadHashFast, "2.0.0",
 			"Returns the values of all fields in a hash.", "O(N) where N is the number of fields being requested.", hmgetCmd),
 		hashCmd("hgetall", 2, fR, 1, 1, 1, aclReadHashSlow, "2.0.0",
@@ -85,8 +85,12 @@ func (c *Ctx) writeHash(key []byte) (*store.Object, *store.Hash, error) {
 	return o, o.Coll.(*store.Hash), nil
 }
 
-// hsetCmd is HSET (reply: fields added) and HMSET (reply: OK).
-func hsetCmd(c *Ctx, args [][]byte) resp.Value {
+// hsetCmd is HSET (reply: fields added) and, replyOK, HMSET (reply: OK).
+func hsetCmd(replyOK bool) func(c *Ctx, args [][]byte) resp.Value {
+	return func(c *Ctx, args [][]byte) resp.Value { return hset(c, args, replyOK) }
+}
+
+func hset(c *Ctx, args [][]byte, replyOK bool) resp.Value {
 	if len(args)%2 != 0 {
 		return errReply(resp.ErrWrongArgs(string(args[0])))
 	}
@@ -106,7 +110,7 @@ func hsetCmd(c *Ctx, args [][]byte) resp.Value {
 		}
 	}
 	c.changedEvent(NotifyHash, "hset", args[1], o)
-	if eq(args[0], "hmset") {
+	if replyOK {
 		return resp.OK()
 	}
 	return resp.Int(int64(added))

@@ -101,6 +101,19 @@ func (c *Ctx) listOf(key []byte) (*store.List, error) {
 	return readColl[*store.List](c, key, store.TypeList)
 }
 
+// withList is fn's reply for the list at key, absent when there is none,
+// or WRONGTYPE.
+func (c *Ctx) withList(key []byte, absent resp.Value, fn func(l *store.List) resp.Value) resp.Value {
+	l, err := c.listOf(key)
+	switch {
+	case err != nil:
+		return errReply(err)
+	case l == nil:
+		return absent
+	}
+	return fn(l)
+}
+
 // listMut returns key's object and list for changing in place (nil if
 // absent) or WRONGTYPE; call c.changed(key, o) afterwards.
 func (c *Ctx) listMut(key []byte) (*store.Object, *store.List, error) {
@@ -262,14 +275,7 @@ func listPop(left bool) func(*Ctx, [][]byte) resp.Value {
 }
 
 func llenCmd(c *Ctx, args [][]byte) resp.Value {
-	l, err := c.listOf(args[1])
-	if err != nil {
-		return errReply(err)
-	}
-	if l == nil {
-		return zero
-	}
-	return resp.Int(int64(l.Len()))
+	return c.withList(args[1], zero, func(l *store.List) resp.Value { return resp.Int(int64(l.Len())) })
 }
 
 func lrangeCmd(c *Ctx, args [][]byte) resp.Value {
@@ -281,62 +287,47 @@ func lrangeCmd(c *Ctx, args [][]byte) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	l, err := c.listOf(args[1])
-	if err != nil {
-		return errReply(err)
-	}
-	if l == nil {
-		return resp.Array()
-	}
-	out := make([][]byte, 0, l.RangeLen(start, stop))
-	l.Range(start, stop, func(v []byte) bool {
-		out = append(out, v)
-		return true
+	return c.withList(args[1], resp.Array(), func(l *store.List) resp.Value {
+		out := make([][]byte, 0, l.RangeLen(start, stop))
+		l.Range(start, stop, func(v []byte) bool {
+			out = append(out, v)
+			return true
+		})
+		return resp.BulkArray(out)
 	})
-	return resp.BulkArray(out)
 }
 
 func lindexCmd(c *Ctx, args [][]byte) resp.Value {
-	l, err := c.listOf(args[1])
-	if err != nil {
-		return errReply(err)
-	}
-	if l == nil {
-		return resp.Null()
-	}
-	i, err := listInt(args[2])
-	if err != nil {
-		return errReply(err)
-	}
-	v, ok := l.Index(i)
-	if !ok {
-		return resp.Null()
-	}
-	return resp.Bulk(v)
+	return c.withList(args[1], resp.Null(), func(l *store.List) resp.Value {
+		i, err := listInt(args[2])
+		if err != nil {
+			return errReply(err)
+		}
+		v, ok := l.Index(i)
+		if !ok {
+			return resp.Null()
+		}
+		return resp.Bulk(v)
+	})
 }
 
 var errListIndexRange = resp.NewError("ERR index out of range")
 
 func lsetCmd(c *Ctx, args [][]byte) resp.Value {
 	key := args[1]
-	l, err := c.listOf(key)
-	if err != nil {
-		return errReply(err)
-	}
-	if l == nil {
-		return errReply(resp.ErrNoSuchKey)
-	}
-	i, err := listInt(args[2])
-	if err != nil {
-		return errReply(err)
-	}
-	if _, ok := l.Index(i); !ok {
-		return errReply(errListIndexRange)
-	}
-	o, l, _ := c.listMut(key)
-	l.Set(i, args[3])
-	c.changedEvent(NotifyList, "lset", key, o)
-	return resp.OK()
+	return c.withList(key, errReply(resp.ErrNoSuchKey), func(l *store.List) resp.Value {
+		i, err := listInt(args[2])
+		if err != nil {
+			return errReply(err)
+		}
+		if _, ok := l.Index(i); !ok {
+			return errReply(errListIndexRange)
+		}
+		o, l, _ := c.listMut(key)
+		l.Set(i, args[3])
+		c.changedEvent(NotifyList, "lset", key, o)
+		return resp.OK()
+	})
 }
 
 func linsertCmd(c *Ctx, args [][]byte) resp.Value {
@@ -349,25 +340,20 @@ func linsertCmd(c *Ctx, args [][]byte) resp.Value {
 		return errReply(resp.ErrSyntax)
 	}
 	key := args[1]
-	l, err := c.listOf(key)
-	if err != nil {
-		return errReply(err)
-	}
-	if l == nil {
-		return zero
-	}
-	found := false
-	l.Walk(0, false, func(v []byte) bool {
-		found = bytes.Equal(v, args[3])
-		return !found
+	return c.withList(key, zero, func(l *store.List) resp.Value {
+		found := false
+		l.Walk(0, false, func(v []byte) bool {
+			found = bytes.Equal(v, args[3])
+			return !found
+		})
+		if !found {
+			return resp.Int(-1)
+		}
+		o, l, _ := c.listMut(key)
+		l.Insert(args[3], args[4], after)
+		c.changedEvent(NotifyList, "linsert", key, o)
+		return resp.Int(int64(l.Len()))
 	})
-	if !found {
-		return resp.Int(-1)
-	}
-	o, l, _ := c.listMut(key)
-	l.Insert(args[3], args[4], after)
-	c.changedEvent(NotifyList, "linsert", key, o)
-	return resp.Int(int64(l.Len()))
 }
 
 func lremCmd(c *Ctx, args [][]byte) resp.Value {
@@ -376,20 +362,15 @@ func lremCmd(c *Ctx, args [][]byte) resp.Value {
 		return errReply(err)
 	}
 	key := args[1]
-	l, err := c.listOf(key)
-	if err != nil {
-		return errReply(err)
-	}
-	if l == nil {
-		return zero
-	}
-	if l.Pos(args[3], 1, 1, 0) == nil {
-		return zero
-	}
-	o, l, _ := c.listMut(key)
-	removed := l.Remove(count, args[3])
-	c.changedEvent(NotifyList, "lrem", key, o)
-	return resp.Int(int64(removed))
+	return c.withList(key, zero, func(l *store.List) resp.Value {
+		if l.Pos(args[3], 1, 1, 0) == nil {
+			return zero
+		}
+		o, l, _ := c.listMut(key)
+		removed := l.Remove(count, args[3])
+		c.changedEvent(NotifyList, "lrem", key, o)
+		return resp.Int(int64(removed))
+	})
 }
 
 func ltrimCmd(c *Ctx, args [][]byte) resp.Value {

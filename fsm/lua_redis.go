@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"log/slog"
-	"math"
 	"strconv"
 	"strings"
 
@@ -110,13 +109,8 @@ func luaArgs(L *lua.LState) ([][]byte, string) {
 
 // fmtG17 formats like C's "%.17g".
 func fmtG17(f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return []byte("inf")
-	case math.IsInf(f, -1):
-		return []byte("-inf")
-	case math.IsNaN(f):
-		return []byte("nan")
+	if b, ok := resp.FormatNonFinite(f); ok {
+		return b
 	}
 	return strconv.AppendFloat(nil, f, 'g', 17, 64)
 }

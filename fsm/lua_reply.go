@@ -197,13 +197,8 @@ func luaToInt64(f float64) int64 {
 
 // luaNumberString is Lua 5.1's number to string conversion ("%.14g").
 func luaNumberString(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
+	if b, ok := resp.FormatNonFinite(f); ok {
+		return string(b)
 	}
 	return fmtG(f, 14)
 }

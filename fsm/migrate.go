@@ -263,7 +263,7 @@ func (s *State) freeze(c *Ctx, op [][]byte) (resp.Value, error) {
 		o := c.Store.GetRaw(k)
 		switch {
 		case o == nil || slots.Of(k) != slot:
-		case expired(o, c.Now):
+		case o.ExpiredAt(c.Now):
 			c.notify(NotifyExpired, "expired", k)
 			c.Store.Delete(k)
 		case set == nil:
@@ -374,7 +374,7 @@ func decodeRecords(slot uint16, records [][]byte) ([][]byte, []*store.Object, er
 func install(c *Ctx, keys [][]byte, objs []*store.Object) int {
 	n := 0
 	for i, o := range objs {
-		if expired(o, c.Now) {
+		if o.ExpiredAt(c.Now) {
 			continue // would be gone at once: leave whatever is here
 		}
 		c.put(keys[i], o)
@@ -447,7 +447,7 @@ func (s *State) LiveKeysInSlot(now int64, slot uint16, limit int) [][]byte {
 	now = max(now, s.lastNow)
 	var out [][]byte
 	add := func(k []byte, o *store.Object) {
-		if len(out) < limit && !expired(o, now) && slots.Of(k) == slot && !s.mig.isFrozen(slot, k) {
+		if len(out) < limit && !o.ExpiredAt(now) && slots.Of(k) == slot && !s.mig.isFrozen(slot, k) {
 			out = append(out, clone(k))
 		}
 	}

@@ -58,9 +58,6 @@ func keysCmd(c *Ctx, args [][]byte) resp.Value {
 	return resp.Array(out...)
 }
 
-// expired is o.ExpiredAt(now), the store's definition of an expired key.
-func expired(o *store.Object, now int64) bool { return o.ExpiredAt(now) }
-
 type scanOpts struct {
 	count   int64
 	pattern []byte // nil = every key

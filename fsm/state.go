@@ -178,7 +178,7 @@ func safeRun(c *Ctx, cmd *Command, args [][]byte) (v resp.Value) {
 func (s *State) expire(now int64, keys [][]byte) []Event {
 	c := &Ctx{Store: s.store, Now: now, notifyOn: s.collected()}
 	for _, k := range keys {
-		if o := s.store.GetRaw(k); o != nil && expired(o, now) {
+		if o := s.store.GetRaw(k); o != nil && o.ExpiredAt(now) {
 			s.store.Delete(k)
 			c.notify(NotifyExpired, "expired", k)
 		}

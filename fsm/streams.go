@@ -29,10 +29,10 @@ func init() {
 			"Return the number of messages in a stream.", "O(1)", xlenCmd),
 		streamCmd("xrange", -4, fR, 1, 1, 1, aclReadStreamSlow, "5.0.0",
 			"Returns the messages from a stream within a range of IDs.",
-			"O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).", xrangeCmd),
+			"O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).", xrangeCmd(false)),
 		streamCmd("xrevrange", -4, fR, 1, 1, 1, aclReadStreamSlow, "5.0.0",
 			"Returns the messages from a stream within a range of IDs in reverse order.",
-			"O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).", xrangeCmd),
+			"O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).", xrangeCmd(true)),
 		streamCmd("xdel", -3, fW|fF, 1, 1, 1, aclWriteStreamFast, "5.0.0",
 			"Returns the number of messages after removing them from a stream.",
 			"O(1) for each single item to delete in the stream, regardless of the stream size.", xdelCmd),
@@ -226,9 +226,13 @@ func xlenCmd(c *Ctx, args [][]byte) resp.Value {
 	return resp.Int(int64(s.Length()))
 }
 
-// xrangeCmd is XRANGE key start end [COUNT n] and XREVRANGE key end start.
-func xrangeCmd(c *Ctx, args [][]byte) resp.Value {
-	rev := eq(args[0], "xrevrange")
+// xrangeCmd is XRANGE key start end [COUNT n] and, rev, XREVRANGE key end
+// start.
+func xrangeCmd(rev bool) func(c *Ctx, args [][]byte) resp.Value {
+	return func(c *Ctx, args [][]byte) resp.Value { return xrange(c, args, rev) }
+}
+
+func xrange(c *Ctx, args [][]byte, rev bool) resp.Value {
 	startArg, endArg := args[2], args[3]
 	if rev {
 		startArg, endArg = endArg, startArg

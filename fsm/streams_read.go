@@ -17,21 +17,21 @@ func init() {
 		streamCmd("xread", -4, fR|resp.FlagBlocking|resp.FlagMovableKeys, 0, 0, 0,
 			[]string{"read", "stream", "slow", "blocking"}, "5.0.0",
 			"Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.",
-			"For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.", xreadCmd).blocks(xreadBlock),
+			"For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.", xreadCmd(false)).blocks(xreadBlock),
 		streamCmd("xreadgroup", -7, fW|resp.FlagBlocking|resp.FlagMovableKeys, 0, 0, 0,
 			[]string{"write", "stream", "slow", "blocking"}, "5.0.0",
 			"Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.",
-			"For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.", xreadCmd).blocks(xreadGroupBlock),
+			"For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.", xreadCmd(true)).blocks(xreadGroupBlock),
 	)
-	registry["xread"].Meta.Keys = xreadKeyIdx
-	registry["xreadgroup"].Meta.Keys = xreadKeyIdx
+	registry["xread"].Meta.Keys = xreadKeyIdx(false)
+	registry["xreadgroup"].Meta.Keys = xreadKeyIdx(true)
 }
 
 // xreadStreams finds the STREAMS keyword as Redis's xreadGetKeys does: the
 // keys are the first half of what follows it. It returns the index of the
-// first key and the number of keys (0 if malformed).
-func xreadStreams(args [][]byte) (first, n int) {
-	group := len(args) > 0 && len(args[0]) == len("xreadgroup")
+// first key and the number of keys (0 if malformed). group: XREADGROUP's
+// options.
+func xreadStreams(args [][]byte, group bool) (first, n int) {
 	for i := 1; i < len(args); i++ {
 		switch {
 		case eq(args[i], "block") || eq(args[i], "count"):
@@ -52,18 +52,21 @@ func xreadStreams(args [][]byte) (first, n int) {
 	return 0, 0
 }
 
-func xreadKeyIdx(args [][]byte) []int {
-	first, n := xreadStreams(args)
-	out := make([]int, n)
-	for i := range out {
-		out[i] = first + i
+// xreadKeyIdx is the key positions of XREAD (group false) or XREADGROUP.
+func xreadKeyIdx(group bool) func(args [][]byte) []int {
+	return func(args [][]byte) []int {
+		first, n := xreadStreams(args, group)
+		out := make([]int, n)
+		for i := range out {
+			out[i] = first + i
+		}
+		return out
 	}
-	return out
 }
 
-// xreadBlockArg returns the index of XREAD's BLOCK value, 0 if none.
-func xreadBlockArg(args [][]byte) int {
-	group := len(args) > 0 && len(args[0]) == len("xreadgroup")
+// xreadBlockArg returns the index of XREAD's (or XREADGROUP's) BLOCK
+// value, 0 if none.
+func xreadBlockArg(args [][]byte, group bool) int {
 	at := 0
 	for i := 1; i < len(args); i++ {
 		more := len(args) - i - 1
@@ -101,8 +104,12 @@ func xreadTimeout(b []byte, now int64) (int64, error) {
 
 var maxID = store.MaxStreamID // ">" while parsing
 
-func xreadCmd(c *Ctx, args [][]byte) resp.Value {
-	group := len(args[0]) == len("xreadgroup")
+// xreadCmd is XREAD (group false) or XREADGROUP.
+func xreadCmd(group bool) func(c *Ctx, args [][]byte) resp.Value {
+	return func(c *Ctx, args [][]byte) resp.Value { return xread(c, args, group) }
+}
+
+func xread(c *Ctx, args [][]byte, group bool) resp.Value {
 	var count int64
 	streamsArg, n := 0, 0
 	var groupName, consumerName []byte

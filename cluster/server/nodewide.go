@@ -60,8 +60,6 @@ func cmdKeys(s *Server, _ *client, args [][]byte) resp.Value {
 	return resp.Array(keys...)
 }
 
-func expired(o *store.Object, now int64) bool { return o.ExpireAt != 0 && o.ExpireAt <= now }
-
 func cmdDBSize(s *Server, _ *client, args [][]byte) resp.Value {
 	var n int64
 	err := s.viewLed(func(_ *cluster.Group, st fsm.Reader) {
@@ -196,7 +194,7 @@ func cmdScan(s *Server, _ *client, args [][]byte) resp.Value {
 						return
 					}
 					visited++
-					if expired(o, now) || (a.hasType && o.Type.String() != a.typ) || (a.match != nil && !fsm.Match(a.match, key)) {
+					if o.ExpiredAt(now) || (a.hasType && o.Type.String() != a.typ) || (a.match != nil && !fsm.Match(a.match, key)) {
 						return
 					}
 					keys = append(keys, key)
