@@ -2,7 +2,6 @@ package server
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
@@ -46,27 +45,6 @@ type commandTable struct {
 	meta   *resp.Table
 }
 
-// commands is built once: the data commands and node commands never change
-// while a process runs.
-var commands = sync.OnceValue(buildCommandTable)
-
-func buildCommandTable() *commandTable {
-	t := &commandTable{byName: map[string]*command{}, meta: resp.NewTable()}
-	for _, nc := range nodeCommands() {
-		t.add(nc)
-	}
-	for _, dc := range fsm.Commands() {
-		name := strings.ToLower(dc.Meta.Name)
-		if _, dup := t.byName[name]; dup {
-			// A node-wide version (KEYS, SCAN, DBSIZE…) spans every group led
-			// here; the group-local data command stays reachable through fsm.
-			continue
-		}
-		t.add(&command{meta: dc.Meta, data: dc})
-	}
-	return t
-}
-
 func (t *commandTable) add(c *command) {
 	t.meta.Register(c.meta)
 	t.byName[strings.ToLower(c.meta.Name)] = c
@@ -78,21 +56,6 @@ func (t *commandTable) lookup(name []byte) *command {
 		return c
 	}
 	return t.byName[strings.ToLower(string(name))]
-}
-
-// nodeCommands lists every command the server runs itself.
-func nodeCommands() []*command {
-	var out []*command
-	out = append(out, serverCommands()...)
-	out = append(out, clusterCommands()...)
-	out = append(out, clientCommands()...)
-	out = append(out, nodewideCommands()...)
-	out = append(out, scriptCommands()...)
-	out = append(out, functionCommands()...)
-	out = append(out, pubsubCommands()...)
-	out = append(out, configCommand())
-	out = append(out, adminCommands()...)
-	return out
 }
 
 // container builds a node container command (CLUSTER, CLIENT, COMMAND…)

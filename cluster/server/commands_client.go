@@ -196,3 +196,15 @@ func cmdClientHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 		"    Assign the name <name> to the current connection.",
 	})
 }
+
+// clientList is a snapshot of the connected clients, in id order.
+func (s *Server) clientList() []*client {
+	s.mu.Lock()
+	out := make([]*client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, c)
+	}
+	s.mu.Unlock()
+	sortClients(out)
+	return out
+}

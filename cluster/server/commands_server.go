@@ -9,7 +9,7 @@ import (
 )
 
 // Connection and server commands: PING, ECHO, QUIT, SELECT, HELLO, AUTH,
-// READONLY, READWRITE, COMMAND and INFO.
+// READONLY and READWRITE (COMMAND is in command_cmd.go, INFO in info.go).
 
 // Version is the Redis version slotraft answers as (HELLO, INFO).
 const Version = "7.2.0"
@@ -24,7 +24,7 @@ var (
 
 func serverCommands() []*command {
 	conn := []string{"fast", "connection"}
-	return append([]*command{
+	return []*command{
 		withSubscribed(fsmNode("ping", cmdPing)),
 		fsmNode("echo", cmdEcho),
 		fsmNode("time", cmdTime),
@@ -44,11 +44,7 @@ func serverCommands() []*command {
 		{meta: &resp.Command{Name: "readwrite", Arity: 1, Flags: resp.FlagFast | resp.FlagLoading | resp.FlagStale, ACL: []string{"fast", "connection"},
 			Group: "cluster", Since: "3.0.0", Summary: "Enables read-write queries for a connection to a Redis Cluster replica node.", Complexity: "O(1)"},
 			node: func(_ *Server, c *client, _ [][]byte) resp.Value { c.setReadonly(false); return resp.OK() }},
-		commandCommand(),
-		{meta: &resp.Command{Name: "info", Arity: -1, Flags: resp.FlagLoading | resp.FlagStale, ACL: []string{"slow", "dangerous"},
-			Group: "server", Since: "1.0.0", Summary: "Returns information and statistics about the server.", Complexity: "O(1)",
-			Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}}, node: cmdInfo},
-	}, multiCommands()...) // MULTI EXEC DISCARD WATCH UNWATCH (multi.go)
+	}
 }
 
 // cmdPing is PING [message]; a RESP2 connection in subscribed state gets

@@ -98,18 +98,6 @@ func functionCommands() []*command {
 	return []*command{container(meta, subs...)}
 }
 
-// routeFcall routes FCALL and FCALL_RO whose routing differs from the
-// generic one: without keys, or with a numkeys the group will refuse, they
-// run in a group led here (which answers "Function not found" before a
-// numkeys error, as Redis does). ok is false when the generic routing
-// applies.
-func (s *Server) routeFcall(c *client, cmd *command, args [][]byte) (route, bool) {
-	if n, err := fsm.ParseNumKeys(args); err != nil || n == 0 {
-		return s.routeKeylessScript(c, cmd, cmd.meta.Is(resp.FlagReadOnly)), true
-	}
-	return route{}, false
-}
-
 // cmdFunctionWrite is FUNCTION LOAD, DELETE, FLUSH and RESTORE.
 func cmdFunctionWrite(s *Server, _ *client, args [][]byte) resp.Value {
 	op := cloneArgs(args[1:]) // proposals and calls may outlive the connection's buffer

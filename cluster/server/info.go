@@ -34,6 +34,12 @@ var infoSections = []infoSection{
 	{"Keyspace", (*Server).infoKeyspace},
 }
 
+func infoCommand() *command {
+	return &command{meta: &resp.Command{Name: "info", Arity: -1, Flags: resp.FlagLoading | resp.FlagStale, ACL: []string{"slow", "dangerous"},
+		Group: "server", Since: "1.0.0", Summary: "Returns information and statistics about the server.", Complexity: "O(1)",
+		Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}}, node: cmdInfo}
+}
+
 func cmdInfo(s *Server, _ *client, args [][]byte) resp.Value {
 	want := map[string]bool{}
 	for _, a := range args[1:] {
@@ -229,4 +235,21 @@ func (s *Server) infoKeyspace() [][2]string {
 		avg = ttlSum / int64(expires)
 	}
 	return [][2]string{kv("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avg))}
+}
+
+// infoPubsub are INFO's pub/sub fields of the Stats section: Redis's
+// counts of this node's channels, patterns and shard channels, the
+// connections closed over their output limit, and slotraft's forwarding
+// counters (messages sent to other nodes, and dropped on the way).
+func (s *Server) infoPubsub() [][2]string {
+	channels, patterns, shard := s.ps.reg.counts()
+	forwarded, dropped := s.n.ForwardStats()
+	return [][2]string{
+		kv("pubsub_channels", channels),
+		kv("pubsub_patterns", patterns),
+		kv("pubsubshard_channels", shard),
+		kv("client_output_buffer_limit_disconnections", s.ps.obufKills.Load()),
+		kv("pubsub_forwarded_messages", forwarded),
+		kv("pubsub_forward_dropped_messages", dropped),
+	}
 }

@@ -279,20 +279,3 @@ func (s *Server) resetPubsub(c *client) {
 		s.ps.reg.removeAll(c.sub)
 	}
 }
-
-// infoPubsub are INFO's pub/sub fields of the Stats section: Redis's
-// counts of this node's channels, patterns and shard channels, the
-// connections closed over their output limit, and slotraft's forwarding
-// counters (messages sent to other nodes, and dropped on the way).
-func (s *Server) infoPubsub() [][2]string {
-	channels, patterns, shard := s.ps.reg.counts()
-	forwarded, dropped := s.n.ForwardStats()
-	return [][2]string{
-		kv("pubsub_channels", channels),
-		kv("pubsub_patterns", patterns),
-		kv("pubsubshard_channels", shard),
-		kv("client_output_buffer_limit_disconnections", s.ps.obufKills.Load()),
-		kv("pubsub_forwarded_messages", forwarded),
-		kv("pubsub_forward_dropped_messages", dropped),
-	}
-}

@@ -169,15 +169,3 @@ func (s *Server) handle(rc redcon.Conn, cmd redcon.Command) {
 		rc.Close()
 	}
 }
-
-// clientList is a snapshot of the connected clients, in id order.
-func (s *Server) clientList() []*client {
-	s.mu.Lock()
-	out := make([]*client, 0, len(s.clients))
-	for _, c := range s.clients {
-		out = append(out, c)
-	}
-	s.mu.Unlock()
-	sortClients(out)
-	return out
-}

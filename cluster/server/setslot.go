@@ -311,12 +311,3 @@ func migrationMarks(self string, leaders map[uint32]string, migs []meta.Migratio
 	}
 	return b.String()
 }
-
-// leaders maps each group of t to its leader's node id ("" while unknown).
-func (t *topology) leaders() map[uint32]string {
-	out := make(map[uint32]string, len(t.groups))
-	for _, gv := range t.groups {
-		out[gv.g.ID()] = gv.leader
-	}
-	return out
-}
