@@ -8,6 +8,21 @@
 // migration: out-marks, frozen keys, the ASK/TRYAGAIN routing check and the
 // freeze/import/drop ops (migrate.go).
 //
+// What a command came to is a typed Outcome (outcome.go): a reply, "ask
+// group G for slot S", "try again", or "blocked as waiter W"; Apply and
+// reads return one per command, and nothing downstream decodes a reply to
+// learn what happened.
+//
+// The command table (table.go) is the one source of what a command is:
+// its metadata, its Run, a container's subcommands (resolved through
+// resp.Command.SubcommandIndex), how a blocking command blocks
+// (blocking.go), how a script command routes (Command.Script). Everything
+// that needs such a fact reads it there.
+//
+// Outside fsm a group's state is read through Reader (reader.go), and the
+// store through store.Reader: FSM.State hands out the read-only face, so
+// only fsm holds a mutable State and Store.
+//
 // Rules every command follows, so that every replica computes the same state
 // from the same log:
 //   - time comes only from Ctx.Now (the entry's time, never decreasing) and

@@ -2,11 +2,15 @@
 // value Object, ordered by (slot, 48-bit hash of the key, key), with a
 // per-slot key count, an expiry index ordered by (ExpireAt, key), SCAN
 // cursors, cheap point-in-time Views and the streaming snapshot format
-// (View.WriteTo, Store.Restore).
+// (View.WriteTo, Store.Restore). Decoder (decoder.go) is the one
+// bounds-checked reader of in-memory uvarint-framed encodings, used by fsm's
+// log entries and snapshot sections and by the cluster's bus payloads;
+// Object.ExpiredAt is the one definition of an expired key.
 //
 // Concurrency. A Store is not safe for concurrent use: the state machine
 // (package fsm) is its only writer and serialises every access with its own
-// RWMutex. Snapshot must be called under the write lock: it is O(1), but it
+// RWMutex; everyone else reads a Store through Reader (reader.go), its
+// read-only face, under fsm's read lock. Snapshot must be called under the write lock: it is O(1), but it
 // marks the live tree so that later writes copy the nodes they touch.
 //
 // Immutability and copy-on-write. An Object, and a key, once stored are never
