@@ -169,6 +169,13 @@ func TestMigrateEntryOfSeveralOps(t *testing.T) {
 	if got := showAll(repliesOf(r.Outcomes)); got != "+OK :1 :1 +OK -ERR empty migrate op" {
 		t.Fatalf("replies %s", got)
 	}
+	// The refused op is the entry's typed error; the others' are replies.
+	if !errors.Is(r.Err, ErrOpRefused) || !strings.Contains(r.Err.Error(), "empty migrate op") {
+		t.Fatalf("entry error %v, want the refused op wrapped in ErrOpRefused", r.Err)
+	}
+	if ok := h.mig("in $A"); ok.Err != nil {
+		t.Fatalf("entry error %v for ops that all succeeded", ok.Err)
+	}
 	if h.s.MigratedKeys() != 1 || len(h.s.OutSlots()) != 0 {
 		t.Fatalf("migrated %d, out %v", h.s.MigratedKeys(), h.s.OutSlots())
 	}
