@@ -20,14 +20,18 @@ import (
 // The leader keeps the waiters' deadlines in a heap and proposes
 // EntryUnblock when they pass, and for waiters whose client went away; a
 // new leader proposes EntryClearWaiters once per term. A node that stops
-// leading the group ends its claimed waiters as Lost once the new leader
-// is known (the front end answers MOVED), or after a short grace with
-// Redis's UNBLOCKED error, so no client waits forever on a node that can no
-// longer serve it.
+// leading the group keeps its claimed waiters waiting: their commands are
+// in the log, and the waiters are still in the replicated state, where an
+// entry of the old term that the next leader commits may yet serve them.
+// This replica applies the same log as a follower, so it hands over that
+// reply, or the UNBLOCKED of the next leader's EntryClearWaiters. Only a
+// node that cannot learn how they ended (cut off for blockLostWait, or no
+// longer hosting the group) answers them, with an outcome-unknown error:
+// never a redirect, which would tell the client that nothing was popped.
 
 const (
 	blockTick        = 50 * time.Millisecond
-	blockGrace       = time.Second                    // wait for a new leader to be known before UNBLOCKED
+	blockLostWait    = requestTimeout                 // a deposed leader's clients wait this long for their end
 	blockOrphanAge   = requestTimeout + 5*time.Second // a waiter nobody claimed: its proposer gave up
 	blockRetry       = time.Second                    // between proposals of the same unblock
 	blockProposeWait = 2 * time.Second
@@ -60,6 +64,12 @@ type blockRegistry struct {
 	lostAt     time.Time // when this node was first seen not leading with clients blocked
 }
 
+// unknownEnd is the end of a waiter whose end this node cannot learn: it
+// may have been served (an element popped for it) or not.
+func unknownEnd() BlockEnd {
+	return BlockEnd{Outcome: fsm.Replied(resp.Err(resp.ErrOutcomeUnknown))}
+}
+
 func newBlockRegistry(g *Group) *blockRegistry {
 	return &blockRegistry{g: g, kick: make(chan struct{}, 1), slots: map[fsm.WaiterID]*blockSlot{}}
 }
@@ -78,11 +88,19 @@ func (b *blockRegistry) onEvent(ev fsm.BlockEvent) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ev.Reset {
-		for _, s := range b.slots {
-			b.resolve(s, BlockEnd{Outcome: fsm.Replied(resp.Err(fsm.ErrUnblocked))})
+		// A waiter the restored state still has goes on waiting; one it
+		// lacks was served or dropped in entries this replica skipped, and
+		// which is unknown.
+		kept := make(map[fsm.WaiterID]bool, len(ev.Blocked))
+		for _, w := range ev.Blocked {
+			kept[w.ID] = true
 		}
-		clear(b.slots)
-		b.byDeadline = b.byDeadline[:0]
+		for id, s := range b.slots {
+			if !kept[id] {
+				b.resolve(s, unknownEnd())
+				delete(b.slots, id)
+			}
+		}
 	}
 	added := false
 	for _, w := range ev.Blocked {
@@ -107,11 +125,10 @@ func (b *blockRegistry) onEvent(ev fsm.BlockEvent) {
 }
 
 // BlockEnd is how a blocked command ended: its outcome in the group's
-// state machine, or Lost: this node stopped leading the group, and the
-// client goes to the new leader.
+// state machine, or an error wrapping resp.ErrOutcomeUnknown when this
+// node could not learn it.
 type BlockEnd struct {
 	Outcome fsm.Outcome
-	Lost    bool
 }
 
 // Waiter is a blocked command of a group led here, claimed by the
@@ -122,8 +139,9 @@ type Waiter struct {
 }
 
 // ClaimWaiter attaches the caller, which proposed the command that blocked
-// as waiter id, to that waiter; nil if this node does not know it (it
-// stopped leading the group meanwhile: Unblock it then).
+// as waiter id, to that waiter; nil if this node no longer knows it (a
+// snapshot replaced the state meanwhile: Unblock it then; how it ended is
+// unknown).
 func (g *Group) ClaimWaiter(id fsm.WaiterID) *Waiter {
 	s := g.blocks.claim(id)
 	if s == nil {
@@ -192,42 +210,33 @@ func (b *blockRegistry) abandon(s *blockSlot) {
 	b.wake()
 }
 
-// failClaimed ends every claimed waiter once this node no longer leads the
-// group: lost (the client is sent to the new leader) when the leader is
-// known, else after blockGrace UNBLOCKED. It forgets every waiter: claims
-// now fail.
-func (b *blockRegistry) failClaimed(now time.Time, final bool) {
+// failClaimed answers the claimed waiters that this node, no longer
+// leading the group, cannot see end: once it has not led for
+// blockLostWait, or at once when it stops hosting the group (final), with
+// an outcome-unknown error. Until then they wait for the entry that ends
+// them, which this replica applies like any other.
+func (b *blockRegistry) failClaimed(now time.Time, leader, final bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	claimed := false
 	for _, s := range b.slots {
 		claimed = claimed || (s.claimed && !s.resolved)
 	}
-	if !claimed {
+	if !claimed || (leader && !final) {
 		b.lostAt = time.Time{}
 		return
 	}
 	if b.lostAt.IsZero() {
 		b.lostAt = now
 	}
-	g := b.g
-	leader, ok := g.node.Leader(g)
-	known := ok && leader.ID != g.node.self.ID && leader.ClientAddr != ""
-	if !known && !final && now.Sub(b.lostAt) < blockGrace {
+	if !final && now.Sub(b.lostAt) < blockLostWait {
 		return
 	}
 	for _, s := range b.slots {
-		if !s.claimed || s.resolved {
-			continue
+		if s.claimed && !s.resolved {
+			b.resolve(s, unknownEnd())
 		}
-		end := BlockEnd{Lost: known}
-		if !known {
-			end.Outcome = fsm.Replied(resp.Err(fsm.ErrUnblocked))
-		}
-		b.resolve(s, end)
 	}
-	clear(b.slots)
-	b.byDeadline = b.byDeadline[:0]
 	b.lostAt = time.Time{}
 }
 
@@ -264,7 +273,7 @@ func (b *blockRegistry) due(now time.Time, leader bool) ([]fsm.WaiterID, time.Ti
 
 // blockLoop runs on every replica of the group: as leader it clears the
 // previous terms' waiters and unblocks the due ones; otherwise it answers
-// the clients still blocked here.
+// the clients still blocked here whose end it cannot learn.
 func (g *Group) blockLoop() {
 	b := g.blocks
 	tick := time.NewTicker(blockTick)
@@ -275,7 +284,7 @@ func (g *Group) blockLoop() {
 	for {
 		select {
 		case <-g.ctx.Done():
-			b.failClaimed(time.Now(), true)
+			b.failClaimed(time.Now(), false, true)
 			return
 		case <-tick.C:
 		case <-timer.C:
@@ -283,9 +292,8 @@ func (g *Group) blockLoop() {
 		}
 		now := time.Now()
 		leader := g.IsLeader()
-		if !leader {
-			b.failClaimed(now, false)
-		} else if term := g.raft.CurrentTerm(); term != cleared {
+		b.failClaimed(now, leader, false)
+		if term := g.raft.CurrentTerm(); leader && term != cleared {
 			if g.proposeBlocking(&fsm.Entry{Type: fsm.EntryClearWaiters}) == nil {
 				cleared = term
 			}

@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,12 +39,136 @@ func TestBlockRegistry(t *testing.T) {
 	if len(b.slots) != 0 {
 		t.Fatal("abandoned slot kept")
 	}
-	// Reset answers claimed waiters and mirrors the restored ones.
-	id3 := fsm.WaiterID{Index: 11}
-	b.onEvent(fsm.BlockEvent{Blocked: []fsm.Blocked{{ID: id3}}})
-	s3 := b.claim(id3)
-	b.onEvent(fsm.BlockEvent{Reset: true, Blocked: []fsm.Blocked{{ID: fsm.WaiterID{Index: 12}, Deadline: 99}}})
-	if v := (<-s3.done).Outcome.Reply; !v.IsError() || len(b.slots) != 1 || len(b.byDeadline) != 1 {
-		t.Fatalf("reset: %v, %d slots", v, len(b.slots))
+	// Reset: a claimed waiter the restored state lacks was served or
+	// dropped, which is unknown; one it still has goes on waiting.
+	id3, kept := fsm.WaiterID{Index: 11}, fsm.WaiterID{Index: 12}
+	b.onEvent(fsm.BlockEvent{Blocked: []fsm.Blocked{{ID: id3}, {ID: kept}}})
+	s3, sk := b.claim(id3), b.claim(kept)
+	b.onEvent(fsm.BlockEvent{Reset: true, Blocked: []fsm.Blocked{{ID: kept}, {ID: fsm.WaiterID{Index: 13}, Deadline: 99}}})
+	if v := (<-s3.done).Outcome.Reply; string(v.Str) != resp.ErrOutcomeUnknown.Error() || len(b.slots) != 2 || len(b.byDeadline) != 1 {
+		t.Fatalf("reset: %q, %d slots", v.Str, len(b.slots))
+	}
+	if len(sk.done) != 0 {
+		t.Fatal("reset answered a waiter the restored state still has")
+	}
+
+	// A node that stops leading answers its claimed waiters only when it
+	// cannot learn their end: after blockLostWait, or once it stops hosting
+	// the group; until then an entry it applies ends them.
+	start := time.Now()
+	b.failClaimed(start, false, false)
+	b.failClaimed(start.Add(blockLostWait-time.Millisecond), false, false)
+	if len(sk.done) != 0 {
+		t.Fatal("a deposed leader's blocked client answered before its end was known")
+	}
+	b.onEvent(fsm.BlockEvent{Deferred: []fsm.Deferred{{ID: kept, Outcome: fsm.Replied(resp.Int(3))}}})
+	if v := (<-sk.done).Outcome.Reply; v.Int != 3 {
+		t.Fatalf("deposed leader's waiter served with %v", v)
+	}
+	for _, final := range []bool{false, true} {
+		id := fsm.WaiterID{Index: 20}
+		b.onEvent(fsm.BlockEvent{Blocked: []fsm.Blocked{{ID: id}}})
+		s := b.claim(id)
+		b.failClaimed(start, true, false) // still leading: nothing to answer
+		b.failClaimed(start, false, final)
+		if !final {
+			b.failClaimed(start.Add(blockLostWait), false, false)
+		}
+		if v := (<-s.done).Outcome.Reply; string(v.Str) != resp.ErrOutcomeUnknown.Error() {
+			t.Fatalf("final=%v: %q", final, v.Str)
+		}
+	}
+}
+
+// TestBlockedClientOfDeposedLeader: a leader appends an RPUSH that its
+// followers store but whose commit it never sees, and is deposed while a
+// BLPOP of its client is blocked on that key. The next leader commits the
+// old term's RPUSH, which serves the old term's waiter: the element is the
+// BLPOP's, so its client must get it (this node applies the same log as a
+// follower) or, if it cannot know, an outcome-unknown error — never a
+// redirect or UNBLOCKED, which say that nothing was popped.
+func TestBlockedClientOfDeposedLeader(t *testing.T) {
+	c := NewTestCluster(t, 3, 3)
+	const gid = 1
+	c.LeadersSpread()
+	li := c.Leader(gid)
+	g := grp(c.Nodes[li], gid)
+	var others []int
+	for i := range c.Nodes {
+		if i != li {
+			others = append(others, i)
+		}
+	}
+	key := KeyIn(gid, 3, "deposed")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	outs, err := g.Propose(ctx, [][][]byte{Argv("BLPOP", key, "0")})
+	if err != nil || outs[0].Kind != fsm.OutcomeBlocked {
+		t.Fatalf("BLPOP: %v, %v", outs, err)
+	}
+	w := g.ClaimWaiter(outs[0].Waiter)
+	if w == nil {
+		t.Fatal("cannot claim the BLPOP's waiter")
+	}
+
+	// The followers store what the leader sends, but their answers are held
+	// back: the leader never learns that its RPUSH committed.
+	for _, o := range others {
+		c.Faults.Delay(c.Peers[o].ID, c.Peers[li].ID, 2*time.Second)
+	}
+	before := g.raft.LastIndex()
+	pushed := make(chan error, 1)
+	go func() {
+		_, err := g.Propose(context.Background(), [][][]byte{Argv("RPUSH", key, "x")})
+		pushed <- err
+	}()
+	PollUntil(t, "the RPUSH in every follower's log", func() bool {
+		last := g.raft.LastIndex()
+		for _, o := range others {
+			if grp(c.Nodes[o], gid).raft.LastIndex() < last {
+				return false
+			}
+		}
+		return last > before
+	})
+	c.Faults.Isolate(c.Peers[li].ID)
+	for _, o := range others {
+		c.Faults.Delay(c.Peers[o].ID, c.Peers[li].ID, 0)
+	}
+	if err := <-pushed; err == nil {
+		t.Fatal("the deposed leader acknowledged the RPUSH")
+	}
+	nl := c.Leader(gid, others...)
+	PollUntil(t, "the new leader to apply the old term's RPUSH", func() bool {
+		return grp(c.Nodes[nl], gid).AppliedIndex() > before
+	})
+	// Cut off, the old leader cannot know how its waiter ended: its client
+	// must not be told anything yet.
+	var end BlockEnd
+	answered := false
+	select {
+	case end = <-w.Done():
+		answered = true
+	case <-time.After(2 * time.Second):
+	}
+	c.Faults.HealAll()
+	if !answered {
+		select {
+		case end = <-w.Done():
+		case <-time.After(TestWait):
+			t.Fatal("the blocked client was never answered")
+		}
+	}
+	n, err := ReadOn(c.Nodes[c.Leader(gid)], gid, "LLEN", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("%q", end.Outcome.Reply.Append(nil, resp.RESP2))
+	t.Logf("blocked client: %s; LLEN %s = %d", got, key, n.Int)
+	if end.Outcome.Reply.IsError() && !strings.HasPrefix(string(end.Outcome.Reply.Str), "ERR write outcome unknown") {
+		t.Fatalf("blocked client of the deposed leader got %s while LLEN %s = %d: the element is gone", got, key, n.Int)
+	}
+	if !end.Outcome.Reply.IsError() && n.Int != 0 {
+		t.Fatalf("element both served and kept: %s, LLEN %d", got, n.Int)
 	}
 }

@@ -25,10 +25,13 @@ import (
 //
 // A waiter ends when it is served, when an EntryUnblock names it (the
 // leader saw its deadline pass or its client go away), or when it belongs
-// to an earlier Raft term than the entry that finds it (its client was
-// connected to an earlier leader, which answered it when it lost the
-// leadership): such waiters are dropped by EntryClearWaiters, which a new
-// leader proposes, and are never served.
+// to an earlier Raft term than the entry that finds it: such waiters are
+// dropped (EntryClearWaiters, which a new leader proposes, drops them all)
+// and never served. Only entries of its own term, all appended by the
+// leader its client is connected to, may serve a waiter; an entry of that
+// term may still be applied after the leader lost the leadership (the next
+// one commits it), and that node, applying it as a follower, hands its
+// client the reply, so the element is never lost.
 
 // WaiterID identifies a waiter: the log index of the entry whose command
 // blocked and the command's position in that entry.
@@ -415,7 +418,7 @@ func (s *State) serveKey(c *Ctx, key []byte, term uint64, res *ApplyResult) {
 			continue
 		}
 		if w.term != term {
-			// Blocked under an earlier leader, which answered its client.
+			// Blocked under an earlier leader: only its own term may serve it.
 			s.blk.remove(w)
 			res.Deferred = append(res.Deferred, Deferred{ID: w.id, Outcome: Replied(resp.Err(ErrUnblocked))})
 			continue

@@ -10,7 +10,6 @@ import (
 	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
-	"github.com/slotraft/slotraft/slots"
 )
 
 // Blocked clients at the front end: a command that blocked in its group
@@ -22,17 +21,18 @@ import (
 // watching stops.
 const maxWatchStash = 1 << 20
 
-// waitBlocked waits for the outcome of args, a command of c that blocked
-// as waiter id in group g: served, timed out, sent elsewhere, or ended
-// because this node stopped leading g (then MOVED to the new leader, or
-// UNBLOCKED while none is known). It also ends when the client goes away
+// waitBlocked waits for the outcome of a command of c that blocked
+// as waiter id in group g: served, timed out, sent elsewhere, dropped by a
+// new leader (UNBLOCKED), or, when this node cannot learn how it ended, an
+// outcome-unknown error. Never a redirect: the command reached the log, and
+// its waiter may take an element. It also ends when the client goes away
 // or the server closes.
-func (s *Server) waitBlocked(c *client, g *cluster.Group, id fsm.WaiterID, args [][]byte) fsm.Outcome {
+func (s *Server) waitBlocked(c *client, g *cluster.Group, id fsm.WaiterID) fsm.Outcome {
 	w := g.ClaimWaiter(id)
 	if w == nil {
-		// This node stopped leading g since it proposed the command.
+		// A snapshot replaced the group's state since the command blocked.
 		g.Unblock(id)
-		return fsm.Replied(s.movedOrUnblocked(g, args))
+		return fsm.Replied(resp.Err(resp.ErrOutcomeUnknown))
 	}
 	var gone <-chan struct{}
 	if c != nil && c.watch != nil {
@@ -42,37 +42,19 @@ func (s *Server) waitBlocked(c *client, g *cluster.Group, id fsm.WaiterID, args 
 	}
 	select {
 	case end := <-w.Done():
-		if end.Lost {
-			return fsm.Replied(s.movedOrUnblocked(g, args))
-		}
 		return end.Outcome
 	case <-gone:
 		w.Abandon()
 		c.closing = true
 		return fsm.Replied(resp.NullArray())
 	case <-s.ctx.Done():
+		// The waiter may still be served before the leader's unblock lands.
 		w.Abandon()
 		if c != nil {
 			c.closing = true
 		}
-		return fsm.Replied(resp.Err(fsm.ErrUnblocked))
+		return fsm.Replied(resp.Err(resp.ErrOutcomeUnknown))
 	}
-}
-
-// movedOrUnblocked is the reply of a blocked command whose node stopped
-// leading its group: MOVED to the new leader, or UNBLOCKED while none is
-// known.
-func (s *Server) movedOrUnblocked(g *cluster.Group, args [][]byte) resp.Value {
-	var hashSlot uint16
-	if cmd := s.table.lookup(args[0]); cmd != nil {
-		if keys := cmd.meta.KeysOf(args); len(keys) > 0 {
-			hashSlot = slots.Of(keys[0])
-		}
-	}
-	if leader, ok := s.n.Leader(g); ok && leader.ID != s.n.Self().ID && leader.ClientAddr != "" {
-		return resp.Err(resp.ErrMoved(hashSlot, leader.ClientAddr))
-	}
-	return resp.Err(fsm.ErrUnblocked)
 }
 
 // watchConn is a client connection that can be read ahead while its handler

@@ -235,7 +235,7 @@ func (s *Server) reply(c *client, g *cluster.Group, o fsm.Outcome, args [][]byte
 	case fsm.OutcomeTryAgain:
 		return resp.Err(resp.ErrTryAgain)
 	case fsm.OutcomeBlocked:
-		return s.reply(c, g, s.waitBlocked(c, g, o.Waiter, args), args)
+		return s.reply(c, g, s.waitBlocked(c, g, o.Waiter), args)
 	}
 	return o.Reply
 }
