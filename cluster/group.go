@@ -43,7 +43,7 @@ type Group struct {
 	inflightN    atomic.Int64
 	readc        chan *readWaiter
 	lastNow      int64          // proposer goroutine only
-	barrier      uint64         // term of the last successful barrier; read loop only
+	barrier      atomic.Uint64  // term of the last successful barrier (readindex.go)
 	blocks       *blockRegistry // blocked clients' waiters (blocking.go)
 	// moveSeq numbers this leader's imports into other groups (mover.go):
 	// with the term, the fence that refuses a delayed, older copy.

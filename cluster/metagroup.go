@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -33,6 +34,9 @@ type metaGroup struct {
 	// init is the map this node proposes when it leads a meta group whose
 	// map is not created yet: set by a bootstrapping node only.
 	init atomic.Pointer[meta.Init]
+	// barrier is the term of the last Barrier applied as leader
+	// (confirmLeader, readindex.go).
+	barrier atomic.Uint64
 }
 
 // ErrMetaNoLeader means the meta group has no known leader right now.
@@ -169,6 +173,68 @@ func (n *Node) serveMeta(_ context.Context, _ string, payload []byte) ([]byte, e
 		return []byte{metaNotLeader}, nil
 	}
 	return nil, n.meta.propose(cmd)
+}
+
+// metaReadTimeout bounds asking the meta leader for the current epoch.
+const metaReadTimeout = 2 * time.Second
+
+// metaCurrent reports whether m is the current cluster map: at least as
+// new as the meta leader's map once that leader has applied an entry of its
+// own term and confirmed that a majority follows it (confirmLeader). What
+// this replica knows locally proves nothing: a new leader has not applied
+// what its predecessor committed until its own term's entry is applied,
+// and a follower (a restarted one above all) knows the leader before it
+// has the leader's entries, and counts as applied what it has only handed
+// to its state machine.
+func (n *Node) metaCurrent(m *meta.Map) bool {
+	ctx, cancel := context.WithTimeout(n.ctx, metaReadTimeout)
+	defer cancel()
+	epoch, err := n.metaEpoch(ctx)
+	if err != nil {
+		n.log.Debug("meta: current epoch unknown", "err", err)
+		return false
+	}
+	return m.Epoch >= epoch
+}
+
+// metaEpoch is the epoch of the current map: read on the meta leader once
+// confirmLeader passed, asked of it (svcMetaEpoch) from any other node.
+func (n *Node) metaEpoch(ctx context.Context) (uint64, error) {
+	if n.meta.isLeader() {
+		return n.leaderMetaEpoch()
+	}
+	addr, _ := n.meta.raft.LeaderWithID()
+	if addr == "" {
+		return 0, ErrMetaNoLeader
+	}
+	out, err := n.mux.Call(ctx, string(addr), svcMetaEpoch, nil)
+	switch {
+	case err != nil:
+		return 0, err
+	case len(out) != 8:
+		return 0, fmt.Errorf("%w: %s no longer leads the meta group", ErrMetaNoLeader, addr)
+	}
+	return binary.BigEndian.Uint64(out), nil
+}
+
+func (n *Node) leaderMetaEpoch() (uint64, error) {
+	if err := confirmLeader(n.meta.raft, &n.meta.barrier); err != nil {
+		return 0, err
+	}
+	return n.meta.fsm.Map().Epoch, nil
+}
+
+// serveMetaEpoch is the svcMetaEpoch service: the current epoch (8 bytes,
+// big-endian), or metaNotLeader from a node that does not lead.
+func (n *Node) serveMetaEpoch(context.Context, string, []byte) ([]byte, error) {
+	if !n.meta.isLeader() {
+		return []byte{metaNotLeader}, nil
+	}
+	epoch, err := n.leaderMetaEpoch()
+	if err != nil {
+		return nil, err
+	}
+	return binary.BigEndian.AppendUint64(nil, epoch), nil
 }
 
 // MetaLeader is the id of the meta group's leader as known here ("" if none).

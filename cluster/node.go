@@ -103,6 +103,7 @@ func NewNode(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cluster: meta group: %w", err)
 	}
 	n.rpc.handle(svcMeta, n.serveMeta) // only now: it reads n.meta
+	n.rpc.handle(svcMetaEpoch, n.serveMetaEpoch)
 	if err := n.startGossip(); err != nil {
 		_ = n.Close()
 		return nil, err

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -99,24 +100,32 @@ func (g *Group) drainReads() {
 }
 
 // readIndex returns nil when reads may be served from the local state now.
-func (g *Group) readIndex() error {
+func (g *Group) readIndex() error { return confirmLeader(g.raft, &g.barrier) }
+
+// confirmLeader returns nil when r leads and its state machine holds
+// everything committed until now: a Barrier of its current term is applied
+// (once per term; barrier records the term), so is everything committed
+// before it was elected, and a VerifyLeader round started after the call
+// succeeded, so a deposed leader in a minority never passes. Else an error
+// wrapping ErrNotLeader.
+func confirmLeader(r *raft.Raft, barrier *atomic.Uint64) error {
 	for range 3 {
-		if g.raft.State() != raft.Leader {
+		if r.State() != raft.Leader {
 			return ErrNotLeader
 		}
-		term := g.raft.CurrentTerm()
-		if g.barrier != term {
-			if err := g.raft.Barrier(0).Error(); err != nil {
+		term := r.CurrentTerm()
+		if barrier.Load() != term {
+			if err := r.Barrier(0).Error(); err != nil {
 				return fmt.Errorf("%w: barrier: %w", ErrNotLeader, err)
 			}
-			g.barrier = term
+			barrier.Store(term)
 		}
-		if err := g.raft.VerifyLeader().Error(); err != nil {
+		if err := r.VerifyLeader().Error(); err != nil {
 			return fmt.Errorf("%w: verify leader: %w", ErrNotLeader, err)
 		}
 		// Leadership verified in some term between the two reads of the
 		// term; if that is the barrier's term, the state is complete.
-		if g.raft.CurrentTerm() == term {
+		if r.CurrentTerm() == term {
 			return nil
 		}
 	}

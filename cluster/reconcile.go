@@ -120,33 +120,21 @@ func (n *Node) reconcileGroup(old, next *mapState, mg meta.Group) *Group {
 // keepAsideStale moves aside the data of a group this node does not
 // replicate but has a directory for: left from before it was removed (it
 // was down longer than --dead-after). A replica it may get later starts
-// empty and receives the group from its leader. Only done with a current
-// map: a stale one may not list a replica this node has since become.
+// empty and receives the group from its leader. Only done with the current
+// map (metaCurrent, metagroup.go): a stale one may not list a replica this
+// node has since become, whose data would then reopen empty, as a voter.
 func (n *Node) keepAsideStale(id uint32, next *mapState) {
 	dir := n.groupDir(id)
 	if _, err := os.Stat(dir); err != nil {
 		return
 	}
-	if !n.metaCurrent() {
+	if !n.metaCurrent(next.m) {
 		next.pending = true
 		return
 	}
 	kept, err := moveAside(dir, next.m.Epoch)
 	n.log.Warn("this node was taken out of a group while away: its old data is kept (delete it when no longer wanted)",
 		"group", id, "epoch", next.m.Epoch, "kept_at", kept, "err", err)
-}
-
-// metaCurrent: the local meta replica leads, or follows a leader and has
-// applied everything known committed.
-func (n *Node) metaCurrent() bool {
-	r := n.meta.raft
-	if r.State() == raft.Leader {
-		return true
-	}
-	if addr, _ := r.LeaderWithID(); addr == "" {
-		return false
-	}
-	return r.AppliedIndex() >= parseStat(r.Stats()["commit_index"])
 }
 
 // bootPeers is the replica set this node bootstraps group mg with: its

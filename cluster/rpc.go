@@ -18,6 +18,8 @@ const (
 
 	svcMeta  transport.Service = 5 // a change of the cluster map for the meta leader (metagroup.go)
 	svcEntry transport.Service = 6 // an internal entry for a group led by the callee (groupentry.go)
+
+	svcMetaEpoch transport.Service = 7 // the current map's epoch, from the meta leader (metagroup.go)
 )
 
 // rpcFunc answers one call from node from.
