@@ -183,6 +183,29 @@ func (n *Node) applyFunctionLocal(ctx context.Context, g *Group, op [][]byte) (G
 	return r, nil
 }
 
+// applyFunctionTo applies op to the one group g: proposed here if it is
+// led here, else by its leader (svcFunction). An error means g did not
+// answer; a retry is safe, the change being idempotent.
+func (n *Node) applyFunctionTo(ctx context.Context, g *Group, op [][]byte) (GroupAnswer, error) {
+	if g.IsLeader() {
+		return n.applyFunctionLocal(ctx, g, op)
+	}
+	leader, ok := n.Leader(g)
+	if !ok || leader.ID == n.Self().ID {
+		return GroupAnswer{}, fmt.Errorf("group %d has no leader known", g.id)
+	}
+	rs, err := n.callFunction(ctx, leader.ID, []*Group{g}, op)
+	switch {
+	case err != nil:
+		return GroupAnswer{}, err
+	case len(rs) != 1:
+		return GroupAnswer{}, fmt.Errorf("group %d: %d answers", g.id, len(rs))
+	case !rs[0].Reached:
+		return GroupAnswer{}, fmt.Errorf("group %d: %s", g.id, rs[0].Reply.Str)
+	}
+	return rs[0], nil
+}
+
 // callFunction asks peer to apply op to groups (which it leads, as far as
 // this node knows). Groups it does not lead come back not reached.
 func (n *Node) callFunction(ctx context.Context, peer string, groups []*Group, op [][]byte) ([]GroupAnswer, error) {

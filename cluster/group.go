@@ -48,6 +48,10 @@ type Group struct {
 	// moveSeq numbers this leader's imports into other groups (mover.go):
 	// with the term, the fence that refuses a delayed, older copy.
 	moveSeq atomic.Uint64
+	// fnCopied is, per target group, the FUNCTION DUMP payload the mover
+	// last gave it (mover.go).
+	fnMu     sync.Mutex
+	fnCopied map[uint32]string
 
 	// Not-hosted groups: leader learned from a replica.
 	lmu        sync.Mutex

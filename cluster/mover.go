@@ -122,15 +122,65 @@ func (g *Group) moveSlot(mig meta.Migration) error {
 	return g.runMove(mig, term)
 }
 
-// markOut clears any old out-mark of the slot in the target, then marks it
-// migrating out here (the target first: it must serve ASKING requests).
+// markOut gives the target this group's function libraries, clears any old
+// out-mark of the slot in the target, then marks it migrating out here (the
+// target first: it must serve ASKING requests).
 func (g *Group) markOut(mig meta.Migration) error {
+	if err := g.copyFunctions(mig.To); err != nil {
+		return fmt.Errorf("copy function libraries to group %d: %w", mig.To, err)
+	}
 	if err := g.node.proposeTo(g.ctx, mig.To, fsm.MigrateInEntry(mig.Slot)); err != nil {
 		return fmt.Errorf("clear slot %d in group %d: %w", mig.Slot, mig.To, err)
 	}
 	if err := g.proposeMove(fsm.MigrateOutEntry(mig.Slot, mig.To)); err != nil {
 		return fmt.Errorf("mark slot %d migrating: %w", mig.Slot, err)
 	}
+	return nil
+}
+
+// copyFunctions makes the target group hold every function library of this
+// one (FUNCTION RESTORE … REPLACE), before the slot is marked out and so
+// before any of its keys can be served there: FCALL on a moved key must
+// find its library, and a group created by scale-out starts with none
+// (FUNCTION changes reach only the groups that exist when they are made).
+// REPLACE, not FLUSH: a target that receives slots from several groups
+// keeps what each gave it. Once a target has this group's libraries, a
+// later change goes to it through FUNCTION's own fan-out, so the copy is
+// skipped while the libraries here stay the same (fnCopied).
+func (g *Group) copyFunctions(to uint32) error {
+	ctx, cancel := context.WithTimeout(g.ctx, requestTimeout)
+	defer cancel()
+	var dump []byte
+	if err := g.Read(ctx, func(st fsm.Reader) {
+		if st.LibraryCount() > 0 {
+			dump = st.FunctionDump()
+		}
+	}); err != nil || dump == nil {
+		return err
+	}
+	g.fnMu.Lock()
+	done := g.fnCopied[to] == string(dump)
+	g.fnMu.Unlock()
+	if done {
+		return nil
+	}
+	target, ok := g.node.Group(to)
+	if !ok {
+		return fmt.Errorf("no group %d in the map", to)
+	}
+	r, err := g.node.applyFunctionTo(ctx, target, [][]byte{[]byte("RESTORE"), dump, []byte("REPLACE")})
+	if err != nil {
+		return err
+	}
+	if r.Reply.IsError() && !r.Applied {
+		return fmt.Errorf("group %d: %s", to, r.Reply.Str)
+	}
+	g.fnMu.Lock()
+	if g.fnCopied == nil {
+		g.fnCopied = map[uint32]string{}
+	}
+	g.fnCopied[to] = string(dump)
+	g.fnMu.Unlock()
 	return nil
 }
 

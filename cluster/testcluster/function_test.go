@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/cluster/meta"
 	"github.com/slotraft/slotraft/cluster/testcluster"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/slots"
@@ -201,4 +202,48 @@ func TestFunctionsReachEveryGroup(t *testing.T) {
 	if n, err := n4.Do(ctx, "FUNCTION", "STATS").Result(); err != nil {
 		t.Errorf("FUNCTION STATS on node 4 = %v, %v", n, err)
 	}
+}
+
+// TestFunctionsInScaledOutGroups: a library loaded before a scale-out is
+// there for the keys of the slots that move to the new group, though the
+// group did not exist when the library was loaded.
+func TestFunctionsInScaledOutGroups(t *testing.T) {
+	c := testcluster.New(t, 1, testcluster.Options{Groups: 1, Replicas: 1, GroupsPerNode: 1})
+	c.WaitReady(20 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n1 := fnNodeClient(c, 0)
+	defer n1.Close()
+	if name, err := n1.FunctionLoad(ctx, kvLibrary).Result(); err != nil || name != "kv" {
+		t.Fatalf("FUNCTION LOAD = %q, %v", name, err)
+	}
+
+	c.AddNode() // the controller creates group 2 on it and moves slots there
+	var slot uint16
+	waitMapCond(t, c, 0, time.Minute, "a slot moved to group 2", func(m *meta.Map) error {
+		for s := range uint16(slots.Count) {
+			if g, ok := m.GroupOf(s); ok && g.ID == 2 {
+				slot = s
+				return nil
+			}
+		}
+		return fmt.Errorf("group 2 owns no slot (%d groups)", len(m.Groups))
+	})
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := fmt.Sprintf("moved%d", i); slots.Of([]byte(k)) == slot {
+			key = k
+		}
+	}
+	rdb := clusterClient(c, 2)
+	defer rdb.Close()
+	fnEventually(t, "FCALL on a key of a slot moved to the new group", 15*time.Second, func() error {
+		if r, err := rdb.FCall(ctx, "kv_set", []string{key}, "v").Result(); err != nil || r != "OK" {
+			return fmt.Errorf("FCALL kv_set %s (slot %d) = %v, %v", key, slot, r, err)
+		}
+		if r, err := rdb.FCallRO(ctx, "kv_get", []string{key}).Result(); err != nil || r != "v" {
+			return fmt.Errorf("FCALL_RO kv_get %s = %v, %v", key, r, err)
+		}
+		return nil
+	})
 }
