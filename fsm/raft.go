@@ -52,7 +52,9 @@ func New(group uint32, logger *slog.Logger) *FSM {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &FSM{group: group, logger: logger.With("group", group), state: NewState()}
+	st := NewState()
+	st.group = group
+	return &FSM{group: group, logger: logger.With("group", group), state: st}
 }
 
 // State is the group's processor, read-only: for reads, node commands and
