@@ -167,7 +167,7 @@ func safeRun(c *Ctx, cmd *Command, args [][]byte) (v resp.Value) {
 		if p := recover(); p != nil {
 			slog.Error("command panicked", "command", cmd.Meta.Name, "index", c.Index,
 				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			v = errf("ERR internal error in '%s': %v", cmd.Meta.Name, p)
+			v = errReply(resp.ErrInternal(cmd.Meta.Name, p))
 		}
 	}()
 	return cmd.Run(c, args)

@@ -82,6 +82,12 @@ func ErrUnknownSubcommand(container, sub []byte) *Error {
 	return Errorf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(sub, 128), strings.ToUpper(string(container)))
 }
 
+// ErrInternal answers a command whose implementation panicked (a bug),
+// naming the command and the panic; the server recovers and goes on.
+func ErrInternal(command string, panicked any) *Error {
+	return Errorf("ERR internal error in '%s': %v", command, panicked)
+}
+
 // ErrMoved redirects a client to the node serving slot.
 func ErrMoved(slot uint16, addr string) *Error { return Errorf("MOVED %d %s", slot, addr) }
 

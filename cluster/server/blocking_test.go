@@ -75,16 +75,21 @@ func (b *blkConn) read(timeout time.Duration) string {
 }
 
 // serveNode runs a Server for node i on a fresh port.
-func serveNode(t *testing.T, n *cluster.Node) (*Server, string) {
+func serveNode(t testing.TB, n *cluster.Node) (*Server, string) {
+	srv := New(n, cluster.TestLogger())
+	return srv, serveServer(t, srv)
+}
+
+// serveServer serves srv on a fresh port and returns its address.
+func serveServer(t testing.TB, srv *Server) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(n, cluster.TestLogger())
 	done := make(chan struct{})
 	go func() { _ = srv.Serve(ln); close(done) }()
 	t.Cleanup(func() { srv.Close(); <-done })
-	return srv, ln.Addr().String()
+	return ln.Addr().String()
 }
 
 func waitWaiters(t *testing.T, g *cluster.Group, n int) {

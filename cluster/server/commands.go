@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/slotraft/slotraft/fsm"
@@ -73,8 +75,9 @@ func container(meta *resp.Command, subs ...*command) *command {
 
 // runNode runs a node command for c: a container's subcommand that args
 // name (with Redis's errors for an unknown one or its arity), or the
-// command itself.
-func (s *Server) runNode(c *client, cmd *command, args [][]byte) resp.Value {
+// command itself. A handler that panics answers its command's internal
+// error (onPanic).
+func (s *Server) runNode(c *client, cmd *command, args [][]byte) (v resp.Value) {
 	if len(cmd.subs) > 0 && (len(args) > 1 || cmd.node == nil) {
 		i, err := cmd.meta.SubcommandIndex(args)
 		if err != nil {
@@ -82,7 +85,27 @@ func (s *Server) runNode(c *client, cmd *command, args [][]byte) resp.Value {
 		}
 		cmd = cmd.subs[i]
 	}
+	defer s.onPanic(cmd.meta.Name, func(e resp.Value) { v = e })
 	return cmd.node(s, c, args)
+}
+
+// runPush runs a node command that queues its replies itself; a panic
+// queues its internal error.
+func (s *Server) runPush(c *client, cmd *command, args [][]byte) {
+	defer s.onPanic(cmd.meta.Name, func(e resp.Value) { s.send(c, e) })
+	cmd.push(s, c, args)
+}
+
+// onPanic, deferred on a command's way through the server, recovers from a
+// panic there (a bug: only fsm's commands run under its own recover) and
+// gives answer Redis-style "ERR internal error in '<command>': …", as fsm
+// answers a data command that panics; the panic is logged with its stack.
+// So no input can end the process, and the connection goes on serving.
+func (s *Server) onPanic(command string, answer func(resp.Value)) {
+	if p := recover(); p != nil {
+		s.log.Error("command panicked", "command", command, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		answer(resp.Err(resp.ErrInternal(command, p)))
+	}
 }
 
 // fsmNode is a node command whose metadata is fsm's data command of that

@@ -9,6 +9,11 @@
 // (router_migration.go), -TRYAGAIN, or, for a command that blocked, the
 // reply it gets when it is served (blocking.go).
 //
+// A panic on a command's way through (a bug) is recovered per command
+// (Server.onPanic, commands.go): the command answers "ERR internal error
+// in '<cmd>': …", as fsm answers a data command that panics, and the
+// connection and the process go on.
+//
 // The one command table (commands.go) is fsm's data commands plus the node
 // commands defined here (CLUSTER, CLIENT, COMMAND, CONFIG, INFO, MULTI,
 // SCRIPT, FUNCTION, pub/sub, SLOTRAFT…); every fact the server acts on —

@@ -60,7 +60,7 @@ func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
 	s.account(c, cmds[0], r, now)
 	switch {
 	case r.kind == routeNode && r.cmd.push != nil:
-		r.cmd.push(s, c, cmds[0].Args) // it queues its replies itself
+		s.runPush(c, r.cmd, cmds[0].Args) // it queues its replies itself
 		return 1
 	case r.kind != routeWrite:
 		s.send(c, s.exec(c, r, cmds[0].Args))
@@ -80,10 +80,22 @@ func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
 		s.account(c, next, last, now)
 		batch = append(batch, next.Args)
 	}
-	for _, v := range s.propose(c, r.group, batch) {
+	for _, v := range s.proposeBatch(c, r, batch) {
 		s.send(c, v)
 	}
 	return len(batch)
+}
+
+// proposeBatch is propose for a batch of writes routed as r: a panic on
+// the way answers every command of the batch with the internal error.
+func (s *Server) proposeBatch(c *client, r route, batch [][][]byte) (out []resp.Value) {
+	defer s.onPanic(r.cmd.meta.Name, func(e resp.Value) {
+		out = make([]resp.Value, len(batch))
+		for i := range out {
+			out[i] = e
+		}
+	})
+	return s.propose(c, r.group, batch)
 }
 
 func (s *Server) account(c *client, cmd redcon.Command, r route, now time.Time) {
@@ -164,8 +176,12 @@ func (s *Server) redirect(g *cluster.Group, slot uint16) resp.Value {
 	return resp.Err(resp.ErrMoved(slot, leader.ClientAddr))
 }
 
-// exec runs one routed command that is not a batched write.
-func (s *Server) exec(c *client, r route, args [][]byte) resp.Value {
+// exec runs one routed command that is not a batched write; a panic on
+// the way is its internal error.
+func (s *Server) exec(c *client, r route, args [][]byte) (v resp.Value) {
+	if r.cmd != nil {
+		defer s.onPanic(r.cmd.meta.Name, func(e resp.Value) { v = e })
+	}
 	switch r.kind {
 	case routeNode:
 		return s.runNode(c, r.cmd, args)

@@ -158,6 +158,10 @@ func (s *Server) closedConn(rc redcon.Conn, err error) {
 // takes the rest of that read with it, so consecutive writes for one group
 // can be proposed as one batch.
 func (s *Server) handle(rc redcon.Conn, cmd redcon.Command) {
+	// Commands recover from their own panics (onPanic); one anywhere else
+	// (routing, queuing) leaves the pipeline's replies in doubt, so the
+	// connection is closed, never the process.
+	defer s.onPanic("(connection)", func(resp.Value) { rc.Close() })
 	c := rc.Context().(*client)
 	cmds := []redcon.Command{cmd}
 	if len(rc.PeekPipeline()) > 0 {
