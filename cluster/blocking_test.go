@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
 )
@@ -93,12 +94,6 @@ func TestBlockedClientOfDeposedLeader(t *testing.T) {
 	c.LeadersSpread()
 	li := c.Leader(gid)
 	g := grp(c.Nodes[li], gid)
-	var others []int
-	for i := range c.Nodes {
-		if i != li {
-			others = append(others, i)
-		}
-	}
 	key := KeyIn(gid, 3, "deposed")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -111,33 +106,11 @@ func TestBlockedClientOfDeposedLeader(t *testing.T) {
 		t.Fatal("cannot claim the BLPOP's waiter")
 	}
 
-	// The followers store what the leader sends, but their answers are held
-	// back: the leader never learns that its RPUSH committed.
-	for _, o := range others {
-		c.Faults.Delay(c.Peers[o].ID, c.Peers[li].ID, 2*time.Second)
-	}
 	before := g.raft.LastIndex()
-	pushed := make(chan error, 1)
-	go func() {
+	others, _ := c.appendThenCut(li, func(n *Node) *raft.Raft { return grp(n, gid).raft }, func() error {
 		_, err := g.Propose(context.Background(), [][][]byte{Argv("RPUSH", key, "x")})
-		pushed <- err
-	}()
-	PollUntil(t, "the RPUSH in every follower's log", func() bool {
-		last := g.raft.LastIndex()
-		for _, o := range others {
-			if grp(c.Nodes[o], gid).raft.LastIndex() < last {
-				return false
-			}
-		}
-		return last > before
+		return err
 	})
-	c.Faults.Isolate(c.Peers[li].ID)
-	for _, o := range others {
-		c.Faults.Delay(c.Peers[o].ID, c.Peers[li].ID, 0)
-	}
-	if err := <-pushed; err == nil {
-		t.Fatal("the deposed leader acknowledged the RPUSH")
-	}
 	nl := c.Leader(gid, others...)
 	PollUntil(t, "the new leader to apply the old term's RPUSH", func() bool {
 		return grp(c.Nodes[nl], gid).AppliedIndex() > before
@@ -171,4 +144,41 @@ func TestBlockedClientOfDeposedLeader(t *testing.T) {
 	if !end.Outcome.Reply.IsError() && n.Int != 0 {
 		t.Fatalf("element both served and kept: %s, LLEN %d", got, n.Int)
 	}
+}
+
+// appendThenCut has node li, a leader of the Raft that raftOf picks, append
+// what propose proposes without ever seeing it commit: the followers store
+// it but their answers are held back; once every follower's log has it, li
+// is cut off from them. propose must then fail (li was deposed): its error
+// is returned with the other nodes, which commit the entry under their next
+// leader.
+func (c *TestCluster) appendThenCut(li int, raftOf func(*Node) *raft.Raft, propose func() error) (others []int, err error) {
+	c.t.Helper()
+	for i := range c.Nodes {
+		if i != li {
+			others = append(others, i)
+			c.Faults.Delay(c.Peers[i].ID, c.Peers[li].ID, 2*time.Second)
+		}
+	}
+	leader := raftOf(c.Nodes[li])
+	before := leader.LastIndex()
+	proposed := make(chan error, 1)
+	go func() { proposed <- propose() }()
+	PollUntil(c.t, "the entry in every follower's log", func() bool {
+		last := leader.LastIndex()
+		for _, o := range others {
+			if raftOf(c.Nodes[o]).LastIndex() < last {
+				return false
+			}
+		}
+		return last > before
+	})
+	c.Faults.Isolate(c.Peers[li].ID)
+	for _, o := range others {
+		c.Faults.Delay(c.Peers[o].ID, c.Peers[li].ID, 0)
+	}
+	if err = <-proposed; err == nil {
+		c.t.Fatal("the deposed leader acknowledged its entry")
+	}
+	return others, err
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/slotraft/slotraft/cluster/meta"
+	"github.com/slotraft/slotraft/cluster/transport"
+	"github.com/slotraft/slotraft/resp"
 	"github.com/slotraft/slotraft/slots"
 )
 
@@ -102,13 +104,15 @@ func staticInit(nodes []Peer, groups, replicas int) *meta.Init {
 func (mg *metaGroup) isLeader() bool { return mg.raft.State() == raft.Leader }
 
 // propose applies cmd through the local meta replica, which must lead.
+// Its errors follow Group.Propose's rule (applyError): ErrNotLeader only
+// for what Raft refuses before the entry has a log index (never proposed);
+// leadership lost after that, or any other failure, wraps
+// resp.ErrOutcomeUnknown: the change may yet apply. A change the map
+// refuses (a stale Expect…) is that error.
 func (mg *metaGroup) propose(cmd meta.Command) error {
 	f := mg.raft.Apply(meta.Encode(cmd), metaApplyTimeout)
 	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return fmt.Errorf("%w: %w", ErrNotLeader, err)
-		}
-		return err
+		return applyError(err)
 	}
 	if err, ok := f.Response().(error); ok {
 		return err
@@ -119,7 +123,14 @@ func (mg *metaGroup) propose(cmd meta.Command) error {
 // ProposeMeta applies cmd to the cluster map through the meta group's
 // leader, wherever it runs. While the meta group has no leader, or the node
 // asked says it no longer leads (nothing was proposed), it asks again until
-// ctx ends.
+// ctx ends. Nothing else is retried: an error wrapping
+// resp.ErrOutcomeUnknown (the leader was deposed after appending the
+// change, or a forwarded call failed on the way) means the change may have
+// applied, and only the caller knows whether proposing it again is
+// harmless. (Every meta command is: a repeat changes nothing or is refused
+// — Expect, a group id that exists —, never applied twice; but its error
+// then reports as a failure what may have succeeded.) An error the meta
+// leader answered a forwarded change with comes back as its text.
 func (n *Node) ProposeMeta(ctx context.Context, cmd meta.Command) error {
 	for {
 		err := n.proposeMetaOnce(ctx, cmd)
@@ -147,7 +158,7 @@ const metaNotLeader = 1
 func (n *Node) proposeMetaOnce(ctx context.Context, cmd meta.Command) error {
 	if n.meta.isLeader() {
 		err := n.meta.propose(cmd)
-		if errors.Is(err, raft.ErrNotLeader) {
+		if errors.Is(err, ErrNotLeader) {
 			return fmt.Errorf("%w: %w", errMetaRetry, err)
 		}
 		return err
@@ -157,7 +168,20 @@ func (n *Node) proposeMetaOnce(ctx context.Context, cmd meta.Command) error {
 		return fmt.Errorf("%w: %w", errMetaRetry, ErrMetaNoLeader)
 	}
 	out, err := n.mux.Call(ctx, string(addr), svcMeta, meta.Encode(cmd))
-	if err == nil && len(out) == 1 && out[0] == metaNotLeader {
+	return forwardedMetaOutcome(string(addr), out, err)
+}
+
+// forwardedMetaOutcome is how a change forwarded to the meta leader at addr
+// ended: applied (nil), never proposed there (errMetaRetry), refused or
+// failed as the leader answered (its *transport.RemoteError), or, when the
+// call got no answer, an outcome-unknown error: it may have been delivered
+// and applied.
+func forwardedMetaOutcome(addr string, out []byte, err error) error {
+	var answered *transport.RemoteError
+	switch {
+	case err != nil && !errors.As(err, &answered):
+		return fmt.Errorf("%w: forwarded to the meta leader %s: %w", resp.ErrOutcomeUnknown, addr, err)
+	case err == nil && len(out) == 1 && out[0] == metaNotLeader:
 		return fmt.Errorf("%w: %s no longer leads the meta group", errMetaRetry, addr)
 	}
 	return err
@@ -172,7 +196,11 @@ func (n *Node) serveMeta(_ context.Context, _ string, payload []byte) ([]byte, e
 	if !n.meta.isLeader() {
 		return []byte{metaNotLeader}, nil
 	}
-	return nil, n.meta.propose(cmd)
+	err = n.meta.propose(cmd)
+	if errors.Is(err, ErrNotLeader) { // never proposed: the caller asks again
+		return []byte{metaNotLeader}, nil
+	}
+	return nil, err
 }
 
 // metaReadTimeout bounds asking the meta leader for the current epoch.

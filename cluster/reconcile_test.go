@@ -14,16 +14,7 @@ import (
 // group the newer map gives it, which then reopens as an empty voter).
 func TestMetaCurrentNeedsTheLeadersMap(t *testing.T) {
 	c := NewTestCluster(t, 3, 3)
-	var li int
-	PollUntil(t, "a meta leader", func() bool {
-		for i, n := range c.Nodes {
-			if n.meta.isLeader() {
-				li = i
-				return true
-			}
-		}
-		return false
-	})
+	li := c.metaLeader()
 	leader, fi := c.Nodes[li], (li+1)%3
 	follower := c.Nodes[fi]
 	PollUntil(t, "the follower to have the leader's map", func() bool {
