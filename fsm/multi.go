@@ -3,7 +3,6 @@ package fsm
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/slotraft/slotraft/resp"
 	"github.com/slotraft/slotraft/slots"
@@ -17,9 +16,7 @@ import (
 //
 // Apply runs it under the state lock like any command, so the transaction is
 // atomic on every replica. It first checks the watched keys against what the
-// client saw at WATCH time (a Watch each, in the group whose state it read:
-// a watch taken in another group, before the key's slot moved here, counts
-// as changed); if any changed, nothing runs and
+// client saw at WATCH time (a Watch each); if any changed, nothing runs and
 // the reply is a null array. Otherwise every queued command runs in order
 // with Ctx.NoBlock (blocking commands answer as their non-blocking form),
 // a command's run-time error is its element of the reply array, and the
@@ -38,10 +35,10 @@ type Watch struct {
 	// (store.SlotDeletions), so a key created and deleted since aborts.
 	Present bool
 	Seq     uint64
-	// Group is the slot group whose state was read: Seq counts in that
-	// group's log only, so EXEC in another group (the key's slot moved
-	// since) aborts. 0: not recorded (a version 1 exec payload), compared
-	// as before.
+	// Group is the slot group whose state was read. Seq counts in that
+	// group's log only, so the front end aborts EXEC in any other group
+	// (the key's slot moved since). Not part of the exec payload: the log
+	// format stays the same.
 	Group uint32
 }
 
@@ -76,20 +73,8 @@ func (s *State) Observe(now int64, keys [][]byte) []Watch {
 // WATCH is absent now, so it counts as changed, as in Redis 7.
 func (w Watch) same(o Watch) bool { return w.Present == o.Present && w.Seq == o.Seq }
 
-// unchangedIn reports whether watch w still holds in group's store st at
-// time now: it was taken in this group (or does not say where) and sees
-// the same.
-func (w Watch) unchangedIn(group uint32, st *store.Store, now int64) bool {
-	return (w.Group == 0 || w.Group == group) && w.same(observe(st, w.Key, now))
-}
-
-// The first byte of an exec payload: version 2 adds each watch's group; a
-// payload whose watches record none is written as version 1, which older
-// nodes read.
-const (
-	execVersion1 = 1
-	execVersion2 = 2
-)
+// execVersion is the first byte of an exec payload.
+const execVersion = 1
 
 // ExecName is the internal command that carries a transaction.
 const ExecName = "exec"
@@ -102,17 +87,12 @@ func ExecCommand(watches []Watch, cmds [][][]byte) [][]byte {
 
 // EncodeExec renders an exec payload: version byte; uvarint number of
 // watches, per watch uvarint key length and key, one byte (1 present, 0
-// absent), uvarint Seq and (version 2 only) uvarint Group; uvarint number
-// of commands, per command uvarint number of arguments and per argument
-// uvarint length and bytes.
+// absent) and uvarint Seq; uvarint number of commands, per command uvarint
+// number of arguments and per argument uvarint length and bytes.
 func EncodeExec(watches []Watch, cmds [][][]byte) []byte {
 	size := 1 + 2*binary.MaxVarintLen64
-	version := byte(execVersion1)
 	for _, w := range watches {
-		size += 1 + 3*binary.MaxVarintLen64 + len(w.Key)
-		if w.Group != 0 {
-			version = execVersion2
-		}
+		size += 1 + 2*binary.MaxVarintLen64 + len(w.Key)
 	}
 	for _, c := range cmds {
 		size += binary.MaxVarintLen64
@@ -121,7 +101,7 @@ func EncodeExec(watches []Watch, cmds [][][]byte) []byte {
 		}
 	}
 	b := make([]byte, 0, size)
-	b = append(b, version)
+	b = append(b, execVersion)
 	b = binary.AppendUvarint(b, uint64(len(watches)))
 	for _, w := range watches {
 		b = binary.AppendUvarint(b, uint64(len(w.Key)))
@@ -132,9 +112,6 @@ func EncodeExec(watches []Watch, cmds [][][]byte) []byte {
 			b = append(b, 0)
 		}
 		b = binary.AppendUvarint(b, w.Seq)
-		if version == execVersion2 {
-			b = binary.AppendUvarint(b, uint64(w.Group))
-		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(cmds)))
 	for _, c := range cmds {
@@ -147,17 +124,15 @@ func EncodeExec(watches []Watch, cmds [][][]byte) []byte {
 	return b
 }
 
-// DecodeExec parses EncodeExec's output, of either version, checking every
-// count and length against the input (nothing is allocated from an
-// unchecked count); a command with no arguments, non-minimal varints,
-// trailing bytes and a version 2 payload that records no group are
+// DecodeExec parses EncodeExec's output, checking every count and length
+// against the input (nothing is allocated from an unchecked count); a
+// command with no arguments, non-minimal varints and trailing bytes are
 // refused, so a decoded payload encodes back to the same bytes. Keys and
 // arguments alias b.
 func DecodeExec(b []byte) ([]Watch, [][][]byte, error) {
-	if len(b) == 0 || (b[0] != execVersion1 && b[0] != execVersion2) {
+	if len(b) == 0 || b[0] != execVersion {
 		return nil, nil, fmt.Errorf("%w: exec payload: bad version", ErrBadEntry)
 	}
-	grouped := false
 	d := decoder{b: b, off: 1}
 	nw, err := d.count("watches")
 	if err != nil {
@@ -175,20 +150,10 @@ func DecodeExec(b []byte) ([]Watch, [][][]byte, error) {
 		present := d.b[d.off] == 1
 		d.off++
 		seq, err := d.uvarint("watch sequence")
-		var group uint64
-		if err == nil && b[0] == execVersion2 {
-			if group, err = d.uvarint("watch group"); err == nil && group > math.MaxUint32 {
-				err = fmt.Errorf("%w: group %d out of range", ErrBadEntry, group)
-			}
-		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("exec payload: watch %d: %w", i, err)
 		}
-		grouped = grouped || group != 0
-		watches[i] = Watch{Key: key, Present: present, Seq: seq, Group: uint32(group)}
-	}
-	if b[0] == execVersion2 && !grouped {
-		return nil, nil, fmt.Errorf("%w: exec payload: version 2 without a group", ErrBadEntry)
+		watches[i] = Watch{Key: key, Present: present, Seq: seq}
 	}
 	nc, err := d.count("commands")
 	if err != nil {
@@ -218,7 +183,7 @@ func runExec(c *Ctx, args [][]byte) resp.Value {
 		return errf("ERR %v", err)
 	}
 	for _, w := range watches {
-		if !w.unchangedIn(c.group, c.Store, c.Now) {
+		if !w.same(observe(c.Store, w.Key, c.Now)) {
 			return resp.NullArray()
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/slotraft/slotraft/resp"
 )
 
@@ -133,43 +131,6 @@ func TestMultiWatchStaleKey(t *testing.T) {
 
 // Every replica decides the same: two states fed the same entries, one of
 // them restored from a snapshot in the middle, agree on every transaction.
-// TestMultiWatchAcrossGroups: a watch's version is a log index of the
-// group whose state WATCH read. Once the key's slot has moved to another
-// group, the same number in that group's log means nothing: EXEC there
-// must abort, even where the key's version happens to be equal.
-func TestMultiWatchAcrossGroups(t *testing.T) {
-	src, dst := New(1, nil), New(2, nil)
-	apply := func(f *FSM, index uint64, args [][]byte) string {
-		t.Helper()
-		e := &Entry{Type: EntryCommands, Now: t0, Seed: index, Cmds: [][][]byte{args}}
-		r := f.Apply(&raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: e.Encode()}).(*ApplyResult)
-		return show(replyOf(r.Outcomes[0]))
-	}
-	apply(src, 5, fields("SET k v1"))
-	apply(dst, 5, fields("SET k v1")) // the key in the other group, at the same index of its own log
-	watched := src.State().Observe(t0, [][]byte{[]byte("k")})
-	apply(src, 6, fields("SET k v2")) // changed after WATCH; then the slot moves to dst
-	if got := apply(dst, 7, ExecCommand(watched, [][][]byte{fields("SET k mine")})); got != "nil" {
-		t.Fatalf("EXEC in group 2 with a WATCH taken in group 1 = %s, want nil (aborted)", got)
-	}
-	// In the group that took it, an untouched watch still lets EXEC run.
-	watched = dst.State().Observe(t0, [][]byte{[]byte("k")})
-	if got := apply(dst, 8, ExecCommand(watched, [][][]byte{fields("SET k mine")})); got != "[+OK]" {
-		t.Fatalf("EXEC in the group that took the WATCH = %s", got)
-	}
-	// A version 1 payload (from before watches named their group) is
-	// checked as it always was: by version alone, in any group.
-	v1 := func(seq byte) []byte {
-		return []byte{1, 1, 1, 'k', 1, seq, 1, 3, 3, 'S', 'E', 'T', 1, 'k', 2, 'v', '1'}
-	}
-	if got := apply(dst, 9, [][]byte{[]byte(ExecName), v1(5)}); got != "nil" {
-		t.Fatalf("version 1 EXEC with a changed key = %s", got)
-	}
-	if got := apply(dst, 10, [][]byte{[]byte(ExecName), v1(8)}); got != "[+OK]" {
-		t.Fatalf("version 1 EXEC with an unchanged key = %s", got)
-	}
-}
-
 func TestMultiDeterministicAcrossSnapshot(t *testing.T) {
 	a, b := newHarness(t), newHarness(t)
 	both := func(line string) {
@@ -247,17 +208,7 @@ func TestExecCodecRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(gw, ws) || !reflect.DeepEqual(gc, cmds) {
 		t.Fatalf("round trip: %+v %q", gw, gc)
 	}
-	if b[0] != 1 {
-		t.Fatalf("watches without a group encode as version %d, want 1 (older nodes read it)", b[0])
-	}
-	ws[1].Group = 7
-	b2 := EncodeExec(ws, cmds)
-	if gw, gc, err := DecodeExec(b2); b2[0] != 2 || err != nil || !reflect.DeepEqual(gw, ws) || !reflect.DeepEqual(gc, cmds) {
-		t.Fatalf("version 2 round trip: %d, %+v %q, %v", b2[0], gw, gc, err)
-	}
-	noGroup := []byte{2, 1, 1, 'k', 1, 5, 0, 0} // version 2 that records no group: not canonical
-	bigGroup := []byte{2, 1, 1, 'k', 1, 5, 0x80, 0x80, 0x80, 0x80, 0x10, 0}
-	for _, bad := range [][]byte{nil, {2}, {1}, {1, 0}, {3, 0, 0}, noGroup, bigGroup, append(bytes.Clone(b), 0), b[:len(b)-1], b2[:len(b2)-1], {1, 1, 1, 'k', 2, 0, 0}, {1, 0, 1, 0}} {
+	for _, bad := range [][]byte{nil, {2}, {1}, {1, 0}, append(bytes.Clone(b), 0), b[:len(b)-1], {1, 1, 1, 'k', 2, 0, 0}, {1, 0, 1, 0}} {
 		if _, _, err := DecodeExec(bad); err == nil {
 			t.Errorf("DecodeExec(%q) accepted", bad)
 		}
@@ -276,7 +227,6 @@ func TestExecCodecRoundTrip(t *testing.T) {
 func FuzzExecDecode(f *testing.F) {
 	f.Add(EncodeExec([]Watch{{Key: []byte("k"), Present: true, Seq: 7}}, [][][]byte{fields("SET k v"), fields("GET k")}))
 	f.Add(EncodeExec(nil, nil))
-	f.Add(EncodeExec([]Watch{{Key: []byte("k"), Seq: 3, Group: 2}}, [][][]byte{fields("INCR k")}))
 	f.Add([]byte{1, 1, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ws, cmds, err := DecodeExec(b)
@@ -298,4 +248,24 @@ func FuzzExecDecode(f *testing.F) {
 		h := newHarness(t)
 		h.apply([][]byte{[]byte("exec"), b})
 	})
+}
+
+// TestWatchNamesItsGroup: a watch's version is a log index of the group
+// whose state WATCH read, so Observe records that group; the front end
+// aborts EXEC in any other group. The exec payload does not carry it: the
+// log format stays the same, and a watch decodes without a group.
+func TestWatchNamesItsGroup(t *testing.T) {
+	f := New(7, nil)
+	ws := f.State().Observe(t0, [][]byte{[]byte("k"), []byte("j")})
+	if len(ws) != 2 || ws[0].Group != 7 || ws[1].Group != 7 {
+		t.Fatalf("Observe in group 7 = %+v", ws)
+	}
+	b := EncodeExec(ws, [][][]byte{fields("SET k v")})
+	if b[0] != 1 {
+		t.Fatalf("exec payload version %d, want 1", b[0])
+	}
+	got, _, err := DecodeExec(b)
+	if err != nil || got[0].Group != 0 || string(got[0].Key) != "k" {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
 }

@@ -122,7 +122,7 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 // entryCtx is the Ctx of an entry's commands: its index and time, and
 // randomness seeded from it.
 func (s *State) entryCtx(index uint64, now int64, seed uint64) *Ctx {
-	c := &Ctx{Store: s.store, Now: now, Index: index, group: s.group, Rand: rand.New(rand.NewPCG(seed, seed)),
+	c := &Ctx{Store: s.store, Now: now, Index: index, Rand: rand.New(rand.NewPCG(seed, seed)),
 		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), notifyOn: s.collected()}
 	c.moved = s.movedCheck(c)
 	return c

@@ -14,7 +14,6 @@ type Ctx struct {
 	Store *store.Store
 	Now   int64      // unix ms: entry time for writes (never decreasing), leader clock for reads
 	Index uint64     // log index (0 for reads)
-	group uint32     // the slot group applying the entry (0 outside an FSM)
 	Rand  *rand.Rand // seeded from the entry's seed (writes) / any (reads)
 	// Ready collects the keys that gained elements during this entry
 	// (signalReady), for serving clients blocked on them.

@@ -256,6 +256,9 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 			// proposed, so the client may retry the transaction there.
 			return s.redirect(g, uint16(slot))
 		}
+		if !watchedIn(tx.watches, g.ID()) {
+			return resp.NullArray() // a watched key's slot moved to another group: it changed
+		}
 		v := s.proposeExec(g, uint16(slot), fsm.ExecCommand(tx.watches, data))
 		if v.Kind == resp.KindNullArray || v.IsError() {
 			return v // a watched key changed (nothing ran), or the entry's fate
@@ -277,6 +280,18 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 		}
 	}
 	return resp.Array(replies...)
+}
+
+// watchedIn reports whether every watch was taken in group gid: a watch's
+// version counts in its own group's log only, so one taken before the
+// key's slot moved to another group cannot be checked there.
+func watchedIn(ws []fsm.Watch, gid uint32) bool {
+	for _, w := range ws {
+		if w.Group != gid {
+			return false
+		}
+	}
+	return true
 }
 
 // proposeExec proposes a transaction: cluster.ErrNotLeader (never reached the log)
