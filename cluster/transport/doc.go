@@ -8,6 +8,9 @@
 // control protocol ("who leads group G?") answered by the Mux's Control
 // function, used by nodes that do not host a replica of G.
 //
+// A Mux whose listener is bound to a specific IP dials from that IP, so
+// every connection between two nodes runs between their bus addresses.
+//
 // Faults, shared by in-process nodes in tests, cuts or delays the link from
 // one node to another, in the spirit of etcd's bridge: a cut link refuses
 // new dials and closes the connections that carry it.

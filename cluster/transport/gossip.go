@@ -19,7 +19,9 @@ import (
 // streams are bus connections of GossipStreamGroup; its packets, UDP in
 // memberlist's own transport, travel as frames on a bus connection of
 // GossipPacketGroup per destination. Both go through the Faults, so a test
-// partition cuts gossip as it cuts Raft.
+// partition cuts gossip as it cuts Raft, and both are dialled by Mux.dial,
+// so they leave from the node's bus address as Raft's connections do (a
+// packet filter between node addresses cuts gossip too).
 const (
 	GossipStreamGroup uint32 = 0xFFFFFFFE
 	GossipPacketGroup uint32 = 0xFFFFFFFD

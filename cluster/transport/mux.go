@@ -235,7 +235,8 @@ func (m *Mux) dial(addr string, group uint32, timeout time.Duration) (*conn, err
 	if err != nil {
 		return nil, err
 	}
-	raw, err := net.DialTimeout("tcp", addr, timeout)
+	d := net.Dialer{Timeout: timeout, LocalAddr: localDialAddr(m.cfg.Listener.Addr(), addr)}
+	raw, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -310,4 +311,25 @@ func (m *Mux) Transport(group uint32, o TransportOptions) (*raft.NetworkTranspor
 		// costs little (raft's own docs measured pipelining as no gain).
 		MaxRPCsInFlight: 1,
 	}), nil
+}
+
+// localDialAddr is the address a dial to target leaves from: the
+// listener's IP when the listener is bound to one, so that traffic between
+// nodes comes from each node's own address and a packet filter between
+// node addresses (nodes on distinct loopback addresses of one host, as the
+// chaos playground runs them) cuts all of it. nil (the system's choice)
+// for a listener on every interface, and for a loopback listener dialling a
+// literal address that is not loopback, which a loopback source cannot reach.
+func localDialAddr(listen net.Addr, target string) *net.TCPAddr {
+	la, ok := listen.(*net.TCPAddr)
+	if !ok || la.IP == nil || la.IP.IsUnspecified() {
+		return nil
+	}
+	if la.IP.IsLoopback() {
+		host, _, err := net.SplitHostPort(target)
+		if ip := net.ParseIP(host); err == nil && ip != nil && !ip.IsLoopback() {
+			return nil
+		}
+	}
+	return &net.TCPAddr{IP: la.IP, Zone: la.Zone}
 }

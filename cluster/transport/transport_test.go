@@ -271,3 +271,79 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestDialFromListenerAddress: a Mux bound to a specific address dials
+// from it, so a packet filter between node addresses cuts every bus link;
+// a Mux on every interface leaves the choice to the system.
+func TestDialFromListenerAddress(t *testing.T) {
+	target, err := net.Listen("tcp", "127.0.0.3:0")
+	if err != nil {
+		t.Skipf("no second loopback address: %v", err)
+	}
+	defer target.Close()
+	remotes := make(chan net.Addr, 4)
+	go func() {
+		for {
+			c, err := target.Accept()
+			if err != nil {
+				return
+			}
+			remotes <- c.RemoteAddr()
+			c.Close()
+		}
+	}()
+	for _, tc := range []struct{ bind, wantIP string }{
+		{"127.0.0.2:0", "127.0.0.2"},
+		{"0.0.0.0:0", "127.0.0.1"},
+	} {
+		ln, err := net.Listen("tcp", tc.bind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := New(Config{Listener: ln, LocalID: "a", Advertise: "127.0.0.2:1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := m.dial(target.Addr().String(), 7, time.Second)
+		if err != nil {
+			t.Fatalf("bind %s: dial: %v", tc.bind, err)
+		}
+		select {
+		case a := <-remotes:
+			if ip := a.(*net.TCPAddr).IP.String(); ip != tc.wantIP {
+				t.Errorf("bind %s: connection came from %s, want %s", tc.bind, ip, tc.wantIP)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("bind %s: no connection accepted", tc.bind)
+		}
+		_ = c.Close()
+		_ = m.Close()
+	}
+}
+
+func TestLocalDialAddr(t *testing.T) {
+	tcp := func(s string) net.Addr { a, _ := net.ResolveTCPAddr("tcp", s); return a }
+	for _, tc := range []struct {
+		listen net.Addr
+		target string
+		want   string // "" for nil
+	}{
+		{tcp("127.0.0.5:9000"), "127.0.0.6:9000", "127.0.0.5:0"},
+		{tcp("127.0.0.5:9000"), "node-b:9000", "127.0.0.5:0"},
+		{tcp("127.0.0.5:9000"), "10.1.2.3:9000", ""},
+		{tcp("10.1.2.3:9000"), "10.1.2.4:9000", "10.1.2.3:0"},
+		{tcp("0.0.0.0:9000"), "127.0.0.6:9000", ""},
+		{tcp("[::]:9000"), "[::1]:9000", ""},
+		{tcp("[::1]:9000"), "[::1]:9001", "[::1]:0"},
+		{&net.UnixAddr{Name: "x", Net: "unix"}, "127.0.0.6:9000", ""},
+	} {
+		got := localDialAddr(tc.listen, tc.target)
+		s := ""
+		if got != nil {
+			s = got.String()
+		}
+		if s != tc.want {
+			t.Errorf("localDialAddr(%v, %q) = %q, want %q", tc.listen, tc.target, s, tc.want)
+		}
+	}
+}
