@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/slotraft/slotraft/cmd/slotraft/internal/probe"
 )
 
 // devStopGrace is how long `slotraft dev` waits for its nodes after
@@ -197,7 +199,7 @@ func waitReady(nodes []*devNode, wait time.Duration, exits <-chan devExit, sigs 
 		addrs[i] = n.client
 	}
 	ready := make(chan error, 1)
-	go func() { ready <- waitClusterOK(ctx, addrs) }()
+	go func() { ready <- probe.WaitClusterOK(ctx, addrs) }()
 	select {
 	case err := <-ready:
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slotraft/slotraft/cmd/slotraft/internal/probe"
 )
 
 // e2eDeadline bounds every wait of the end-to-end test (startup, failover).
@@ -252,7 +254,7 @@ func (c *testCluster) waitOK(t *testing.T) {
 	for i, n := range c.nodes {
 		addrs[i] = n.client
 	}
-	if err := waitClusterOK(ctx, addrs); err != nil {
+	if err := probe.WaitClusterOK(ctx, addrs); err != nil {
 		t.Fatal(err)
 	}
 }

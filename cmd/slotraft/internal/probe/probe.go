@@ -1,4 +1,4 @@
-package main
+package probe
 
 import (
 	"bufio"
@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// clusterInfo runs CLUSTER INFO against addr and returns its fields.
-func clusterInfo(ctx context.Context, addr string) (map[string]string, error) {
+// ClusterInfo runs CLUSTER INFO against addr and returns its fields.
+func ClusterInfo(ctx context.Context, addr string) (map[string]string, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -72,13 +72,13 @@ func readBulk(r *bufio.Reader) (string, error) {
 	}
 }
 
-// waitClusterOK polls CLUSTER INFO on every address until each reports
+// WaitClusterOK polls CLUSTER INFO on every address until each reports
 // cluster_state:ok or ctx ends; it returns the last problem seen on timeout.
-func waitClusterOK(ctx context.Context, addrs []string) error {
+func WaitClusterOK(ctx context.Context, addrs []string) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		last := clusterOKAll(ctx, addrs)
+		last := ClusterOKAll(ctx, addrs)
 		if last == nil {
 			return nil
 		}
@@ -90,11 +90,11 @@ func waitClusterOK(ctx context.Context, addrs []string) error {
 	}
 }
 
-// clusterOKAll returns nil when every address answers cluster_state:ok.
-func clusterOKAll(ctx context.Context, addrs []string) error {
+// ClusterOKAll returns nil when every address answers cluster_state:ok.
+func ClusterOKAll(ctx context.Context, addrs []string) error {
 	for _, addr := range addrs {
 		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		info, err := clusterInfo(c, addr)
+		info, err := ClusterInfo(c, addr)
 		cancel()
 		if err != nil {
 			return err

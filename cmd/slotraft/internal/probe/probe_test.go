@@ -1,7 +1,8 @@
-package main
+package probe
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"net"
 	"strconv"
@@ -64,13 +65,27 @@ func TestWaitClusterOK(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := waitClusterOK(ctx, []string{ln.Addr().String()}); err != nil {
+	if err := WaitClusterOK(ctx, []string{ln.Addr().String()}); err != nil {
 		t.Fatal(err)
 	}
 
 	short, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel2()
-	if err := waitClusterOK(short, []string{"127.0.0.1:1"}); err == nil {
+	if err := WaitClusterOK(short, []string{"127.0.0.1:1"}); err == nil {
 		t.Fatal("want an error when nothing listens")
 	}
+}
+
+// FuzzReadBulk: any bytes give a string or an error, never a panic, and a
+// bulk string is never longer than its declared length allows.
+func FuzzReadBulk(f *testing.F) {
+	for _, s := range []string{"$5\r\nhello\r\n", "=9\r\ntxt:a:b:c\r\n", "-ERR x\r\n", "$-1\r\n", "$99999999\r\n", "\r\n", ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := readBulk(bufio.NewReader(bytes.NewReader(b)))
+		if err == nil && len(got) > len(b) {
+			t.Fatalf("readBulk(%q) = %d bytes from %d bytes of input", b, len(got), len(b))
+		}
+	})
 }
