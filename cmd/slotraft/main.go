@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/slotraft/slotraft/cmd/slotraft/chaos"
 )
 
 const usage = `slotraft: a Redis-Cluster-compatible key-value store replicated with Raft.
@@ -17,6 +19,7 @@ usage:
   slotraft dev [flags]      run a local cluster of separate server processes
   slotraft bench <workload> transactions, pub/sub and failover benchmarks (slotraft bench help)
   slotraft admin <command>  administer a running cluster (slotraft admin -h)
+  slotraft chaos run        faults on a cluster of real processes, and a checker (slotraft chaos -h)
   slotraft version          print the version
 `
 
@@ -35,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	switch args[0] {
+	case "chaos":
+		return chaos.Main(args[1:], stdout, stderr)
 	case "server":
 		err = runServer(args[1:], stderr)
 	case "dev":

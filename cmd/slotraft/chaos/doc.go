@@ -1,0 +1,16 @@
+// Package chaos is `slotraft chaos run`: the chaos playground. It starts a
+// cluster of real `slotraft server` processes, each on its own loopback
+// address, drives workloads through a real cluster client (go-redis),
+// injects faults on a seeded schedule (SIGKILL, SIGSTOP/SIGCONT, nftables
+// partitions between node addresses, killing every node at once), records
+// every operation's invocation and completion, and checks the history:
+// registers for linearizability with porcupine, counters and sets for lost
+// and phantom writes. It stops everything it started, removes its packet
+// filter table, writes a JSON summary and an HTML report, and exits
+// non-zero on any anomaly.
+//
+// Faults and workloads are interfaces (Fault, Workload) kept in registries
+// (faultKinds, workloadKinds), so new kinds slot in; kinds the issue names
+// but that are not built yet are refused by name. docs/chaos.md describes
+// the tool, its checkers and what they can and cannot detect.
+package chaos

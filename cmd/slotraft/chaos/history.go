@@ -1,0 +1,158 @@
+package chaos
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Outcome is what a client knows of an operation once it returned.
+type Outcome string
+
+const (
+	// OK: the operation happened, and Result is what it returned.
+	OK Outcome = "ok"
+	// Fail: the operation certainly did not happen (refused before it
+	// reached a log: MOVED, CLUSTERDOWN, TRYAGAIN, a dial that failed), or
+	// a read that failed (it observed nothing).
+	Fail Outcome = "fail"
+	// Unknown: a write that may or may not have happened (a timeout, a
+	// connection lost after sending, "write outcome unknown"): Jepsen's
+	// :info. The checkers let it take effect at any time after its call,
+	// or never.
+	Unknown Outcome = "unknown"
+)
+
+// Op is one operation of the history. Times are nanoseconds on the
+// monotonic clock since the run began.
+type Op struct {
+	Workload string   `json:"workload"`
+	Process  int      `json:"process"` // the client goroutine that ran it
+	Client   int      `json:"client"`  // porcupine's client id: a process takes a new one after an Unknown
+	Kind     string   `json:"kind"`    // GET, SET, CAS, INCRBY, SADD, SMEMBERS
+	Key      string   `json:"key"`
+	Value    string   `json:"value,omitempty"` // SET's value, CAS's new value, SADD's element
+	Old      string   `json:"old,omitempty"`   // CAS's expected value
+	N        int64    `json:"n,omitempty"`     // INCRBY's increment
+	Call     int64    `json:"call"`
+	Return   int64    `json:"return"`
+	Outcome  Outcome  `json:"outcome"`
+	Result   string   `json:"result,omitempty"`  // GET's value, CAS "1"/"0", INCRBY's new value, SADD "1"/"0"
+	Nil      bool     `json:"nil,omitempty"`     // GET found no key
+	Members  []string `json:"members,omitempty"` // SMEMBERS
+	ErrKind  string   `json:"err_kind,omitempty"`
+	Err      string   `json:"err,omitempty"`
+	Final    bool     `json:"final,omitempty"` // a read after every fault was healed
+	Attempts int      `json:"attempts,omitempty"`
+}
+
+// write reports whether op changes state when it happens.
+func (op *Op) write() bool {
+	switch op.Kind {
+	case "SET", "CAS", "INCRBY", "SADD":
+		return true
+	}
+	return false
+}
+
+// Event is a fault's injection and healing, or something the run saw
+// (a node that exited by itself).
+type Event struct {
+	Kind    string   `json:"kind"`
+	Desc    string   `json:"desc"`
+	Targets []string `json:"targets,omitempty"`
+	Start   int64    `json:"start"`
+	End     int64    `json:"end"` // 0 while active
+	Err     string   `json:"err,omitempty"`
+}
+
+// history collects operations and events from concurrent goroutines.
+type history struct {
+	start   time.Time
+	clients atomic.Int64
+
+	mu     sync.Mutex
+	ops    []Op
+	events []Event
+	errs   map[errAt]int // every failed attempt, retried or not
+}
+
+// errAt is a second of the run and an error kind.
+type errAt struct {
+	sec  int64
+	kind string
+}
+
+func newHistory() *history { return &history{start: time.Now(), errs: map[errAt]int{}} }
+
+// noteErr counts a failed attempt of kind, now.
+func (h *history) noteErr(kind string) {
+	t := h.now() / int64(time.Second)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.errs[errAt{sec: t, kind: kind}]++
+}
+
+// errCounts copies the failed attempts' counts.
+func (h *history) errCounts() map[errAt]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.errs)
+}
+
+// now is the time since the history began, monotonic.
+func (h *history) now() int64 { return int64(time.Since(h.start)) }
+
+// newClient hands out a fresh porcupine client id.
+func (h *history) newClient() int { return int(h.clients.Add(1) - 1) }
+
+func (h *history) add(op Op) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ops = append(h.ops, op)
+}
+
+// begin records an event starting now and returns its index for end.
+func (h *history) begin(e Event) int { return h.beginAt(e, h.now()) }
+
+// beginAt records an event that started at t.
+func (h *history) beginAt(e Event, t int64) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e.Start = t
+	h.events = append(h.events, e)
+	return len(h.events) - 1
+}
+
+// end closes event i, with err if healing it failed.
+func (h *history) end(i int, desc string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := &h.events[i]
+	e.End = h.now()
+	if desc != "" {
+		e.Desc = desc
+	}
+	if err != nil {
+		e.Err = err.Error()
+	}
+}
+
+// snapshot returns copies of the operations (sorted by call time) and events.
+func (h *history) snapshot() ([]Op, []Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ops := slices.Clone(h.ops)
+	slices.SortStableFunc(ops, func(a, b Op) int {
+		switch {
+		case a.Call < b.Call:
+			return -1
+		case a.Call > b.Call:
+			return 1
+		}
+		return 0
+	})
+	return ops, slices.Clone(h.events)
+}

@@ -1,0 +1,128 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// sets: SADD of unique elements to a few keys of every group. After
+// healing, every acknowledged element must be in its set (else it was
+// lost); an element no SADD sent must not be; an element whose SADD is
+// unknown may or may not be. SADD of a fresh element must reply 1: a 0
+// means the element was there already, so the add was applied twice.
+
+// setsPerGroup is how many set keys each group holds.
+const setsPerGroup = 2
+
+// maxListed bounds the elements named in one anomaly's text.
+const maxListed = 10
+
+type sets struct{ keys []string }
+
+func (w *sets) Name() string { return "sets" }
+
+func (w *sets) Setup(k *keyPicker) { w.keys = k.spread("set", setsPerGroup) }
+
+func (w *sets) Next(rng *rand.Rand, p *process) Op {
+	return Op{Kind: "SADD", Key: w.keys[rng.IntN(len(w.keys))], Value: p.unique()}
+}
+
+func (w *sets) Finals() []Op {
+	ops := make([]Op, len(w.keys))
+	for i, k := range w.keys {
+		ops[i] = Op{Kind: "SMEMBERS", Key: k}
+	}
+	return ops
+}
+
+func (w *sets) Check(_ context.Context, ops []Op, _ []Event) Verdict {
+	v := Verdict{Workload: w.Name(), Result: "ok"}
+	adds := map[string][]Op{}
+	final := map[string]Op{}
+	for _, op := range ops {
+		switch {
+		case op.Workload != w.Name():
+		case op.Final:
+			final[op.Key] = op
+		case op.Kind == "SADD" && op.Outcome != Fail:
+			adds[op.Key] = append(adds[op.Key], op)
+		}
+	}
+	for _, key := range w.keys {
+		f, ok := final[key]
+		if !ok {
+			v.Notes = append(v.Notes, key+": no final read")
+			continue
+		}
+		v.Anomalies = append(v.Anomalies, checkSet(key, adds[key], f)...)
+	}
+	switch {
+	case len(v.Anomalies) > 0:
+		v.Result = "anomalies"
+	case len(v.Notes) > 0:
+		v.Result = "inconclusive: some sets were not read at the end"
+	}
+	return v
+}
+
+// checkSet checks one set's adds against its final members.
+func checkSet(key string, adds []Op, final Op) []Anomaly {
+	present := map[string]bool{}
+	for _, m := range final.Members {
+		present[m] = true
+	}
+	sent := map[string]bool{}
+	var lost, twice []Op
+	for _, op := range adds {
+		sent[op.Value] = true
+		if op.Outcome != OK {
+			continue
+		}
+		if !present[op.Value] {
+			lost = append(lost, op)
+		}
+		if op.Result != "1" {
+			twice = append(twice, op)
+		}
+	}
+	var phantom []string
+	for _, m := range final.Members {
+		if !sent[m] {
+			phantom = append(phantom, m)
+		}
+	}
+	brief := final // the members are many: the anomaly names its own
+	brief.Members, brief.Result = nil, fmt.Sprintf("%d members", len(final.Members))
+	var out []Anomaly
+	if len(lost) > 0 {
+		out = append(out, Anomaly{Workload: "sets", Kind: "lost element", Key: key, Ops: append(firstOps(lost), brief),
+			Text: fmt.Sprintf("set %s lacks %d acknowledged elements at the end: %s", key, len(lost), listValues(lost))})
+	}
+	if len(twice) > 0 {
+		out = append(out, Anomaly{Workload: "sets", Kind: "add applied twice", Key: key, Ops: firstOps(twice),
+			Text: fmt.Sprintf("%d SADDs of fresh elements to %s replied 0 (already there): %s", len(twice), key, listValues(twice))})
+	}
+	if len(phantom) > 0 {
+		slices.Sort(phantom)
+		out = append(out, Anomaly{Workload: "sets", Kind: "phantom element", Key: key, Ops: []Op{brief},
+			Text: fmt.Sprintf("set %s holds %d elements no SADD sent: %s", key, len(phantom), strings.Join(phantom[:min(len(phantom), maxListed)], ", "))})
+	}
+	return out
+}
+
+func firstOps(ops []Op) []Op { return slices.Clone(ops[:min(len(ops), maxListed)]) }
+
+func listValues(ops []Op) string {
+	vals := make([]string, 0, maxListed)
+	for _, op := range ops[:min(len(ops), maxListed)] {
+		vals = append(vals, op.Value)
+	}
+	s := strings.Join(vals, ", ")
+	if len(ops) > maxListed {
+		s += fmt.Sprintf(" and %d more", len(ops)-maxListed)
+	}
+	return s
+}

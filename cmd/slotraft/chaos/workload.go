@@ -1,0 +1,203 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slotraft/slotraft/slots"
+)
+
+// Workload is one kind of traffic with its own checker. A workload chooses
+// its operations (deterministic in the rng it is given and the process's
+// own past), names the reads that end the run, and checks the history.
+type Workload interface {
+	Name() string
+	// Setup picks the workload's keys, spread over the groups' ranges.
+	Setup(keys *keyPicker)
+	// Next is the next operation of process p: Kind, Key and arguments.
+	Next(rng *rand.Rand, p *process) Op
+	// Finals are the reads, one per key, made once every fault is healed.
+	Finals() []Op
+	// Check looks for anomalies in the workload's operations (finals
+	// included, marked Final) and the run's events.
+	Check(ctx context.Context, ops []Op, events []Event) Verdict
+}
+
+// Verdict is what a workload's checker found.
+type Verdict struct {
+	Workload  string    `json:"workload"`
+	Result    string    `json:"result"` // ok, anomalies, or inconclusive: why
+	Anomalies []Anomaly `json:"anomalies,omitempty"`
+	Notes     []string  `json:"notes,omitempty"`
+	// viz holds porcupine's visualisation of each non-linearizable key.
+	viz map[string][]byte
+}
+
+// Anomaly is one violation of what the cluster promises.
+type Anomaly struct {
+	Workload string `json:"workload"`
+	Kind     string `json:"kind"` // stale read, lost write, lost increment, …
+	Key      string `json:"key,omitempty"`
+	Text     string `json:"text"`
+	Ops      []Op   `json:"ops,omitempty"`
+}
+
+// workloadKinds is every workload the issue names, built or not.
+var workloadKinds = []kind[Workload]{
+	{name: "registers", build: func() Workload { return &registers{} }},
+	{name: "counters", build: func() Workload { return &counters{} }},
+	{name: "sets", build: func() Workload { return &sets{} }},
+	{name: "queues", missing: "LPUSH/BRPOP/LMOVE with a checker that nothing is lost or delivered twice: a later milestone"},
+	{name: "streams", missing: "XADD/XREADGROUP/XACK with a consumer-group checker: a later milestone"},
+}
+
+func newWorkload(name string) Workload {
+	for _, k := range workloadKinds {
+		if k.name == name && k.build != nil {
+			return k.build()
+		}
+	}
+	panic("chaos: workload not built: " + name)
+}
+
+// keyPicker names keys that fall into given slot ranges.
+type keyPicker struct {
+	prefix string // chaos:<seed>:
+	shards []shard
+}
+
+// spread returns perGroup keys of every group for workload wl.
+func (k *keyPicker) spread(wl string, perGroup int) []string {
+	var keys []string
+	for gi, s := range k.shards {
+		found := 0
+		for n := 0; found < perGroup; n++ {
+			key := k.prefix + wl + ":" + strconv.Itoa(gi) + ":" + strconv.Itoa(n)
+			if slot := int(slots.Of([]byte(key))); s.start <= slot && slot <= s.end {
+				keys = append(keys, key)
+				found++
+			}
+		}
+	}
+	return keys
+}
+
+// process is one client of a workload: its rng, its porcupine client id,
+// what it saw of each key (for CAS), and a counter for unique values.
+type process struct {
+	id     int
+	client int
+	seq    int
+	seen   map[string]string
+}
+
+// unique is a value no other operation of the run writes.
+func (p *process) unique() string {
+	p.seq++
+	return strconv.Itoa(p.id) + "." + strconv.Itoa(p.seq)
+}
+
+// runner drives one workload's processes.
+type runner struct {
+	wl        Workload
+	h         *history
+	addrs     []string
+	seed      uint64
+	clients   int
+	rate      int
+	maxOps    int
+	opTimeout time.Duration
+	onErr     attemptFunc
+
+	started atomic.Int64
+}
+
+// run starts the processes and returns when ctx ends (or maxOps were
+// started) and every process has finished its operation in flight. A
+// process that panics is an error, not the end of the program: the run
+// must still clean up.
+func (r *runner) run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, r.clients)
+	for i := range r.clients {
+		wg.Go(func() { errs[i] = guard(func() { r.process(ctx, i) }) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// process is one client loop, paced so that the workload's processes
+// together start at most rate operations per second.
+func (r *runner) process(ctx context.Context, i int) {
+	cn := newConn(i, r.addrs, r.opTimeout, r.seed^streamOf(r.wl.Name(), i))
+	defer cn.close()
+	rng := rand.New(rand.NewPCG(r.seed, streamOf(r.wl.Name(), i)))
+	p := &process{id: i, client: r.h.newClient(), seen: map[string]string{}}
+	tick := time.NewTicker(time.Duration(r.clients) * time.Second / time.Duration(r.rate))
+	defer tick.Stop()
+	for int(r.started.Add(1)) <= r.maxOps {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		op := r.wl.Next(rng, p)
+		op.Workload, op.Process, op.Client = r.wl.Name(), i, p.client
+		execute(context.WithoutCancel(ctx), cn, r.h, &op, r.opTimeout, r.onErr)
+		r.h.add(op)
+		r.note(p, &op)
+	}
+}
+
+// note updates what p knows after op: a new porcupine client id after an
+// Unknown (the op never returns, in porcupine's view, so the same client
+// cannot call again), the key's value it saw or wrote.
+func (r *runner) note(p *process, op *Op) {
+	switch {
+	case op.Outcome == Unknown:
+		p.client = r.h.newClient()
+		delete(p.seen, op.Key)
+	case op.Outcome != OK:
+	case op.Kind == "GET" && !op.Nil:
+		p.seen[op.Key] = op.Result
+	case op.Kind == "SET", op.Kind == "CAS" && op.Result == "1":
+		p.seen[op.Key] = op.Value
+	}
+}
+
+// streamOf is the rng stream of process i of workload wl: the same seed
+// gives every process the same choices, run after run.
+func streamOf(wl string, i int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", wl, i)
+	return h.Sum64()
+}
+
+// finalReads reads every key the workload names once the faults are
+// healed, retrying until each read succeeds or ctx ends. The reads join
+// the history (Final).
+func finalReads(ctx context.Context, wl Workload, cn conn, h *history, opTimeout time.Duration) error {
+	client := h.newClient()
+	for _, op := range wl.Finals() {
+		for {
+			o := op
+			o.Workload, o.Process, o.Client, o.Final = wl.Name(), -1, client, true
+			execute(ctx, cn, h, &o, opTimeout, func(string) {})
+			if o.Outcome == OK {
+				h.add(o)
+				break
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("final %s %s: %s (%w)", o.Kind, o.Key, o.Err, ctx.Err())
+			}
+		}
+	}
+	return nil
+}
