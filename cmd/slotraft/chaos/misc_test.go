@@ -214,8 +214,8 @@ func TestReport(t *testing.T) {
 		}
 		rest = rest[i+j:]
 	}
-	if svgs != 2 {
-		t.Errorf("%d charts, want 2", svgs)
+	if svgs != 3 {
+		t.Errorf("%d charts, want 3", svgs)
 	}
 	var text bytes.Buffer
 	s.writeText(&text)

@@ -13,7 +13,7 @@ import (
 )
 
 // The HTML report is one self-contained file: the summary, the faults over
-// operations and errors per second and over latency (inline SVG, no
+// operations, failed attempts and latency per second (inline SVG, no
 // script, no network), every anomaly with its operations, and porcupine's
 // own visualisation of every non-linearizable key in an iframe of its own.
 
@@ -34,6 +34,7 @@ type reportData struct {
 	S         *Summary
 	Workloads []string
 	OpsChart  template.HTML
+	ErrChart  template.HTML
 	LatChart  template.HTML
 	Viz       []vizPage
 	Generated string
@@ -47,8 +48,13 @@ type vizPage struct {
 func newReportData(s *Summary) reportData {
 	d := reportData{S: s, Workloads: slices.Sorted(maps.Keys(s.Ops)), Generated: time.Now().Format(time.RFC3339)}
 	sec := perSecond(s)
-	d.OpsChart = chart("operations and failed attempts per second", sec.n, []series{
-		{"ok", "#2b8a3e", sec.ok}, {"failed attempts", "#c92a2a", sec.errs}, {"unknown outcome", "#e67700", sec.unknown},
+	// Failed attempts outnumber operations while a group is down (refusals
+	// are retried every few ms): a chart of their own keeps both readable.
+	d.OpsChart = chart("operations per second", sec.n, []series{
+		{"ok", "#2b8a3e", sec.ok}, {"unknown outcome", "#e67700", sec.unknown},
+	}, s.Events)
+	d.ErrChart = chart("failed attempts per second (refusals are retried)", sec.n, []series{
+		{"failed attempts", "#c92a2a", sec.errs},
 	}, s.Events)
 	d.LatChart = chart("latency of ok operations per second (ms)", sec.n, []series{
 		{"p50", "#1864ab", sec.p50}, {"p99", "#862e9c", sec.p99},

@@ -33,6 +33,7 @@ workloads: {{range $i, $w := .S.Workloads}}{{if $i}}, {{end}}{{$w}}{{end}} · bi
 
 <h2>Faults over time</h2>
 {{.OpsChart}}
+{{.ErrChart}}
 {{.LatChart}}
 
 <h2>Anomalies ({{len .S.Anomalies}})</h2>
