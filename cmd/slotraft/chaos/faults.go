@@ -29,7 +29,8 @@ type Injected struct {
 type env struct {
 	procs *procs
 	topo  *topology
-	nft   *nftTable // nil unless partitions were asked for
+	nft   *nftTable     // nil unless partitions were asked for
+	disk  *diskThrottle // nil unless disk faults were asked for
 }
 
 // faultKinds is every fault kind the issue names, built or not.
@@ -40,7 +41,7 @@ var faultKinds = []kind[Fault]{
 	{name: "restart-all", build: func() Fault { return restartAllFault{} }},
 	{name: "migrate", missing: "slot moves between groups during faults: a later milestone"},
 	{name: "membership", missing: "joining, draining and replacing nodes during faults: a later milestone"},
-	{name: "disk", missing: "a slow or stalled fsync needs a test build hook in the log store: a later milestone"},
+	{name: "disk", build: func() Fault { return diskFault{} }},
 	{name: "clock", missing: "skewing one process's clock needs a test build hook (the nodes read the system clock): a later milestone"},
 }
 

@@ -67,6 +67,7 @@ type chaosRun struct {
 	procs   *procs
 	topo    *topology
 	nft     *nftTable
+	disk    *diskThrottle
 	h       *history
 	wls     []Workload
 	plan    []step
@@ -152,10 +153,32 @@ func (r *chaosRun) preflight(ctx context.Context) error {
 	if err := r.makeDir(); err != nil {
 		return err
 	}
+	if err := r.makeDiskThrottle(); err != nil {
+		return err
+	}
 	if r.nodes, err = planNodes(r.o, bin, r.dir); err != nil {
 		return err
 	}
 	return checkFree(r.nodes)
+}
+
+// makeDiskThrottle creates the run's block-I/O cgroup when disk faults are
+// asked for, on the disk that holds the run's directory.
+func (r *chaosRun) makeDiskThrottle() error {
+	if !slices.Contains(r.o.Faults, "disk") {
+		return nil
+	}
+	d, err := newDiskThrottle(r.dir)
+	if err != nil {
+		return err
+	}
+	r.disk = d
+	r.clean.add(func() {
+		if err := d.delete(); err != nil {
+			fmt.Fprintf(r.out, "chaos: delete cgroup %s: %v\n", d.dir, err)
+		}
+	})
+	return nil
 }
 
 // checkBinary resolves the binary and checks it is a slotraft that runs.
@@ -275,7 +298,7 @@ func (r *chaosRun) runFaultsAndLoad(ctx context.Context) error {
 			rate: r.o.Rate, maxOps: r.o.MaxOps, opTimeout: r.o.OpTimeout, onErr: r.h.noteErr}
 		wg.Go(func() { panics <- ru.run(rctx) })
 	}
-	nm := &nemesis{env: &env{procs: r.procs, topo: r.topo, nft: r.nft}, h: r.h, faults: map[string]Fault{}, say: r.say}
+	nm := &nemesis{env: &env{procs: r.procs, topo: r.topo, nft: r.nft, disk: r.disk}, h: r.h, faults: map[string]Fault{}, say: r.say}
 	for _, k := range r.o.Faults {
 		nm.faults[k] = newFault(k)
 	}
@@ -307,6 +330,11 @@ func (r *chaosRun) stopAll() {
 	if r.nft != nil {
 		if err := r.nft.delete(context.Background()); err != nil {
 			r.say("delete nftables table %s: %v", r.nft.name, err)
+		}
+	}
+	if r.disk != nil {
+		if err := r.disk.delete(); err != nil {
+			r.say("delete cgroup %s: %v", r.disk.dir, err)
 		}
 	}
 }
@@ -352,6 +380,11 @@ func (r *chaosRun) healAll(ctx context.Context) error {
 	if r.nft != nil {
 		if _, err := r.nft.heal(ctx); err != nil {
 			return fmt.Errorf("heal the partition rules: %w", err)
+		}
+	}
+	if r.disk != nil {
+		if err := r.disk.heal(); err != nil {
+			return fmt.Errorf("lift the disk throttle: %w", err)
 		}
 	}
 	if err := r.procs.restore(); err != nil {
