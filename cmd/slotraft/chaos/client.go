@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,7 +33,7 @@ const (
 // is asked too, within milliseconds of an election.
 type conn interface {
 	// attempt sends cmd once, following MOVED as the client does.
-	attempt(ctx context.Context, cmd *redis.Cmd) error
+	attempt(ctx context.Context, cmd redis.Cmder) error
 	// refused hears that an attempt was refused (kind), before a retry.
 	refused(ctx context.Context, kind string)
 	close()
@@ -72,7 +71,7 @@ func newClusterClient(addrs []string, opTimeout time.Duration) *redis.ClusterCli
 // clusterConn is the slot-map client.
 type clusterConn struct{ rc *redis.ClusterClient }
 
-func (c clusterConn) attempt(ctx context.Context, cmd *redis.Cmd) error {
+func (c clusterConn) attempt(ctx context.Context, cmd redis.Cmder) error {
 	_ = c.rc.Process(ctx, noRetry{cmd})
 	return cmd.Err()
 }
@@ -87,7 +86,7 @@ func (c clusterConn) close() { _ = c.rc.Close() }
 
 // noRetry makes go-redis hand every error back at once instead of resending
 // the command itself (it still follows redirects).
-type noRetry struct{ *redis.Cmd }
+type noRetry struct{ redis.Cmder }
 
 func (noRetry) NoRetry() bool { return true }
 
@@ -127,7 +126,7 @@ func (c *hopConn) client(addr string) *redis.Client {
 
 // attempt starts at a random node and follows MOVED (ASKING before a
 // command sent after ASK), up to maxHops.
-func (c *hopConn) attempt(ctx context.Context, cmd *redis.Cmd) error {
+func (c *hopConn) attempt(ctx context.Context, cmd redis.Cmder) error {
 	addr := c.addrs[c.rng.IntN(len(c.addrs))]
 	asking := false
 	for range maxHops {
@@ -172,50 +171,6 @@ func (c *hopConn) close() {
 	}
 }
 
-// command renders op as a command and the position of its first key.
-func command(op *Op) (args []any, keyPos int8) {
-	switch op.Kind {
-	case "GET":
-		return []any{"get", op.Key}, 1
-	case "SET":
-		return []any{"set", op.Key, op.Value}, 1
-	case "CAS":
-		return []any{"eval", casScript, 1, op.Key, op.Old, op.Value}, 3
-	case "INCRBY":
-		return []any{"incrby", op.Key, op.N}, 1
-	case "SADD":
-		return []any{"sadd", op.Key, op.Value}, 1
-	case "SMEMBERS":
-		return []any{"smembers", op.Key}, 1
-	}
-	panic("chaos: unknown operation kind " + op.Kind)
-}
-
-// decode fills op's result from a successful reply.
-func decode(op *Op, cmd *redis.Cmd) error {
-	switch op.Kind {
-	case "GET":
-		s, err := cmd.Text()
-		if errors.Is(err, redis.Nil) {
-			op.Nil = true
-			return nil
-		}
-		op.Result = s
-		return err
-	case "SMEMBERS":
-		m, err := cmd.StringSlice()
-		op.Members = m
-		return err
-	case "SET":
-		s, err := cmd.Text()
-		op.Result = s
-		return err
-	}
-	n, err := cmd.Int64() // CAS, INCRBY, SADD
-	op.Result = strconv.FormatInt(n, 10)
-	return err
-}
-
 // attemptFunc reports a refused or failed attempt, by kind, as it happens.
 type attemptFunc func(kind string)
 
@@ -225,17 +180,12 @@ type attemptFunc func(kind string)
 func execute(ctx context.Context, cn conn, h *history, op *Op, opTimeout time.Duration, onErr attemptFunc) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	args, keyPos := command(op)
 	op.Call = h.now()
 	pause := retryFirst
 	for {
 		op.Attempts++
-		cmd := redis.NewCmd(ctx, args...)
-		cmd.SetFirstKeyPos(keyPos)
-		err := cn.attempt(ctx, cmd)
-		if err == nil || errors.Is(err, redis.Nil) {
-			err = decode(op, cmd)
-		}
+		cmd := newCommand(ctx, op)
+		err := decodeReply(op, cmd, cn.attempt(ctx, cmd))
 		op.Return = h.now()
 		out, kind := classify(err, op.write())
 		op.Outcome, op.ErrKind = out, kind

@@ -59,13 +59,7 @@ func (w *counters) Check(_ context.Context, ops []Op, _ []Event) Verdict {
 		}
 		v.Anomalies = append(v.Anomalies, checkCounter(key, byKey[key], f)...)
 	}
-	switch {
-	case len(v.Anomalies) > 0:
-		v.Result = "anomalies"
-	case len(v.Notes) > 0:
-		v.Result = "inconclusive: some counters were not read at the end"
-	}
-	return v
+	return v.settle("some counters were not read at the end")
 }
 
 // checkCounter checks one counter's increments and final read.

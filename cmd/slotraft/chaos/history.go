@@ -31,30 +31,50 @@ type Op struct {
 	Workload string   `json:"workload"`
 	Process  int      `json:"process"` // the client goroutine that ran it
 	Client   int      `json:"client"`  // porcupine's client id: a process takes a new one after an Unknown
-	Kind     string   `json:"kind"`    // GET, SET, CAS, INCRBY, SADD, SMEMBERS
+	Kind     string   `json:"kind"`    // a key of opKinds: GET, SET, CAS, INCRBY, SADD, LPUSH, XADD, …
 	Key      string   `json:"key"`
-	Value    string   `json:"value,omitempty"` // SET's value, CAS's new value, SADD's element
-	Old      string   `json:"old,omitempty"`   // CAS's expected value
-	N        int64    `json:"n,omitempty"`     // INCRBY's increment
+	To       string   `json:"to,omitempty"`       // LMOVE's destination
+	Value    string   `json:"value,omitempty"`    // SET's value, CAS's new value, SADD's, LPUSH's element, XADD's field value
+	Old      string   `json:"old,omitempty"`      // CAS's expected value
+	N        int64    `json:"n,omitempty"`        // INCRBY's increment
+	Block    int64    `json:"block_ms,omitempty"` // a blocking command's timeout
+	Consumer string   `json:"consumer,omitempty"` // XREADGROUP's consumer
+	IDs      []string `json:"ids,omitempty"`      // XACK's entry IDs
 	Call     int64    `json:"call"`
 	Return   int64    `json:"return"`
 	Outcome  Outcome  `json:"outcome"`
-	Result   string   `json:"result,omitempty"`  // GET's value, CAS "1"/"0", INCRBY's new value, SADD "1"/"0"
-	Nil      bool     `json:"nil,omitempty"`     // GET found no key
-	Members  []string `json:"members,omitempty"` // SMEMBERS
+	Result   string   `json:"result,omitempty"`  // GET's value, CAS "1"/"0", INCRBY's new value, SADD "1"/"0", a popped element, XADD's ID, XACK's count
+	Nil      bool     `json:"nil,omitempty"`     // GET found no key, a pop found nothing, a final stream read found no stream or group
+	Members  []string `json:"members,omitempty"` // SMEMBERS, LRANGE
+	Entries  []Entry  `json:"entries,omitempty"` // XREADGROUP, XRANGE, XPENDING
+	Group    *Group   `json:"group,omitempty"`   // XINFO GROUPS: the workload's group
 	ErrKind  string   `json:"err_kind,omitempty"`
 	Err      string   `json:"err,omitempty"`
 	Final    bool     `json:"final,omitempty"` // a read after every fault was healed
 	Attempts int      `json:"attempts,omitempty"`
 }
 
+// Entry is a stream entry: its ID, the workload's one field's value, and
+// for XPENDING the consumer it is pending with.
+type Entry struct {
+	ID       string `json:"id"`
+	Value    string `json:"value,omitempty"`
+	Consumer string `json:"consumer,omitempty"`
+}
+
+// Group is what XINFO GROUPS says of a consumer group. Lag is -1 when the
+// server does not know it (nil).
+type Group struct {
+	Name            string `json:"name"`
+	Pending         int64  `json:"pending"`
+	LastDeliveredID string `json:"last_delivered_id"`
+	EntriesRead     int64  `json:"entries_read"`
+	Lag             int64  `json:"lag"`
+}
+
 // write reports whether op changes state when it happens.
 func (op *Op) write() bool {
-	switch op.Kind {
-	case "SET", "CAS", "INCRBY", "SADD":
-		return true
-	}
-	return false
+	return kindOf(op).write
 }
 
 // Event is a fault's injection and healing, or something the run saw

@@ -36,8 +36,8 @@ func TestParseKinds(t *testing.T) {
 			t.Errorf("parseKinds(%q) = %q, %v; want %q", tt.list, got, err, tt.want)
 		}
 	}
-	if _, err := parseKinds("streams", workloadKinds, "workload"); !errors.Is(err, ErrNotBuilt) {
-		t.Errorf("streams: %v, want ErrNotBuilt", err)
+	if _, err := parseKinds("clock", faultKinds, "fault"); !errors.Is(err, ErrNotBuilt) {
+		t.Errorf("clock: %v, want ErrNotBuilt", err)
 	}
 }
 
@@ -74,7 +74,7 @@ func TestParseRunFlags(t *testing.T) {
 		t.Errorf("options = %+v", o)
 	}
 	for _, bad := range [][]string{
-		{"--faults", "migrate"}, {"--workload", "queues"}, {"--workload", ""}, {"--nodes", "0"},
+		{"--faults", "migrate"}, {"--workload", "queue"}, {"--workload", ""}, {"--nodes", "0"},
 		{"--nodes", "51"}, {"--duration", "10ms"}, {"--target", "127.0.0.1:6379"}, {"--pids", "1,2"},
 		{"--rate", "0"}, {"--base-port", "60000"}, {"extra"},
 	} {
@@ -96,7 +96,7 @@ func TestMainRefusesBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--faults", "bogus"},
 		{"run", "--faults", "clock"},
-		{"run", "--workload", "streams"},
+		{"run", "--workload", "stream"},
 		{"run", "--binary", "/nonexistent/slotraft"},
 		{"run", "--binary", "/bin/true"},
 		{"bogus"},

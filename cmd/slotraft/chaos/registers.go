@@ -97,13 +97,7 @@ func (w *registers) Check(ctx context.Context, ops []Op, events []Event) Verdict
 			v.Notes = append(v.Notes, fmt.Sprintf("%s: porcupine did not decide within the budget", keys[i]))
 		}
 	}
-	switch {
-	case len(v.Anomalies) > 0:
-		v.Result = "anomalies"
-	case len(v.Notes) > 0:
-		v.Result = "inconclusive: porcupine ran out of time on some keys"
-	}
-	return v
+	return v.settle("porcupine ran out of time on some keys")
 }
 
 // registerHistories groups the operations that took or may have taken

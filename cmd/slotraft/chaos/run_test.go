@@ -137,7 +137,7 @@ func TestChaosRunPasses(t *testing.T) {
 			t.Errorf("no %s fault injected: %v", k, s.Injected)
 		}
 	}
-	for _, wl := range []string{"registers", "counters", "sets"} {
+	for _, wl := range []string{"registers", "counters", "sets", "queues", "streams"} {
 		if c := s.Ops[wl]; c == nil || c.OK < 500 || c.Final == 0 {
 			t.Errorf("%s: %+v, want at least 500 ok operations and final reads", wl, c)
 		}

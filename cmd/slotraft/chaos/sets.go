@@ -59,13 +59,7 @@ func (w *sets) Check(_ context.Context, ops []Op, _ []Event) Verdict {
 		}
 		v.Anomalies = append(v.Anomalies, checkSet(key, adds[key], f)...)
 	}
-	switch {
-	case len(v.Anomalies) > 0:
-		v.Result = "anomalies"
-	case len(v.Notes) > 0:
-		v.Result = "inconclusive: some sets were not read at the end"
-	}
-	return v
+	return v.settle("some sets were not read at the end")
 }
 
 // checkSet checks one set's adds against its final members.

@@ -40,6 +40,18 @@ type Verdict struct {
 	viz map[string][]byte
 }
 
+// settle sets the result from what was found: anomalies, or inconclusive
+// (why) when there are notes of what could not be checked.
+func (v Verdict) settle(why string) Verdict {
+	switch {
+	case len(v.Anomalies) > 0:
+		v.Result = "anomalies"
+	case len(v.Notes) > 0:
+		v.Result = "inconclusive: " + why
+	}
+	return v
+}
+
 // Anomaly is one violation of what the cluster promises.
 type Anomaly struct {
 	Workload string `json:"workload"`
@@ -54,8 +66,8 @@ var workloadKinds = []kind[Workload]{
 	{name: "registers", build: func() Workload { return &registers{} }},
 	{name: "counters", build: func() Workload { return &counters{} }},
 	{name: "sets", build: func() Workload { return &sets{} }},
-	{name: "queues", missing: "LPUSH/BRPOP/LMOVE with a checker that nothing is lost or delivered twice: a later milestone"},
-	{name: "streams", missing: "XADD/XREADGROUP/XACK with a consumer-group checker: a later milestone"},
+	{name: "queues", build: func() Workload { return &queues{} }},
+	{name: "streams", build: func() Workload { return &streams{} }},
 }
 
 func newWorkload(name string) Workload {
@@ -96,6 +108,14 @@ type process struct {
 	client int
 	seq    int
 	seen   map[string]string
+	block  time.Duration // the blocking commands' timeout (blockFor)
+	state  any           // the workload's own record of this process, if it keeps one
+}
+
+// observer is a workload that learns from each of its operations' outcome
+// (to know, say, which entries a process has to acknowledge).
+type observer interface {
+	observe(p *process, op *Op)
 }
 
 // unique is a value no other operation of the run writes.
@@ -139,7 +159,7 @@ func (r *runner) process(ctx context.Context, i int) {
 	cn := newConn(i, r.addrs, r.opTimeout, r.seed^streamOf(r.wl.Name(), i))
 	defer cn.close()
 	rng := rand.New(rand.NewPCG(r.seed, streamOf(r.wl.Name(), i)))
-	p := &process{id: i, client: r.h.newClient(), seen: map[string]string{}}
+	p := &process{id: i, client: r.h.newClient(), seen: map[string]string{}, block: blockFor(r.opTimeout)}
 	tick := time.NewTicker(time.Duration(r.clients) * time.Second / time.Duration(r.rate))
 	defer tick.Stop()
 	for int(r.started.Add(1)) <= r.maxOps {
@@ -153,6 +173,9 @@ func (r *runner) process(ctx context.Context, i int) {
 		execute(context.WithoutCancel(ctx), cn, r.h, &op, r.opTimeout, r.onErr)
 		r.h.add(op)
 		r.note(p, &op)
+		if o, ok := r.wl.(observer); ok {
+			o.observe(p, &op)
+		}
 	}
 }
 
