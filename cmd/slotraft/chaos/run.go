@@ -95,6 +95,8 @@ func Run(ctx context.Context, o *Options, progress io.Writer, clean *cleaner) (*
 	if err := r.setup(ctx); err != nil {
 		return nil, interrupted(ctx, err)
 	}
+	stopPoll := r.pollLeaders(ctx)
+	defer stopPoll()
 	nemErr := r.runFaultsAndLoad(ctx)
 	if ctx.Err() != nil {
 		return nil, errInterrupted
@@ -104,8 +106,10 @@ func Run(ctx context.Context, o *Options, progress io.Writer, clean *cleaner) (*
 	if ctx.Err() != nil {
 		return nil, errInterrupted
 	}
+	leaders := stopPoll()
 	r.stopAll() // every process and rule goes before the checks run
 	s := r.check(ctx, recovered, finalErr)
+	s.Leaders = leaders
 	if nemErr != nil {
 		s.Error = nemErr.Error()
 		if s.Result != "anomalies" {

@@ -31,6 +31,7 @@ type Summary struct {
 	Events    []Event              `json:"events"`
 	Checks    []Verdict            `json:"checks"`
 	Anomalies []Anomaly            `json:"anomalies"`
+	Leaders   []LeaderSpan         `json:"leaders,omitempty"` // who believed it led which group, when
 	Report    string               `json:"report,omitempty"`
 	Elapsed   string               `json:"elapsed"`
 
