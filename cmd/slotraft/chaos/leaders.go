@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,10 +39,12 @@ type LeaderSpan struct {
 type leaderPoller struct {
 	addrs func() []string
 	now   func() int64
+	learn bool // also ask the nodes STATUS names (--target: only the seeds are known)
 
 	mu      sync.Mutex
 	clients map[string]*redis.Client
 	open    map[spanKey]int // index in spans of a belief seen at the last poll of its node
+	learned map[string]bool // client addresses of the nodes STATUS named
 	spans   []LeaderSpan
 }
 
@@ -52,7 +55,7 @@ type spanKey struct {
 }
 
 func newLeaderPoller(addrs func() []string, now func() int64) *leaderPoller {
-	return &leaderPoller{addrs: addrs, now: now, clients: map[string]*redis.Client{}, open: map[spanKey]int{}}
+	return &leaderPoller{addrs: addrs, now: now, clients: map[string]*redis.Client{}, open: map[spanKey]int{}, learned: map[string]bool{}}
 }
 
 // run polls until ctx ends, then closes its connections.
@@ -75,7 +78,7 @@ func (p *leaderPoller) run(ctx context.Context) {
 // each said of itself.
 func (p *leaderPoller) round(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, a := range p.addrs() {
+	for _, a := range p.targets() {
 		c := p.client(a)
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, leaderPollTimeout)
@@ -101,12 +104,30 @@ func askStatus(ctx context.Context, c *redis.Client) (cluster.ClusterStatus, err
 	return cs, nil
 }
 
+// targets are the addresses to ask this round, each once.
+func (p *leaderPoller) targets() []string {
+	addrs := p.addrs()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for a := range p.learned {
+		if !slices.Contains(addrs, a) {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
+}
+
 // observe extends the spans of the groups cs.Self leads in its own view
 // and closes those of its groups it no longer leads.
 func (p *leaderPoller) observe(cs cluster.ClusterStatus, t int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	seen := map[spanKey]bool{}
+	for _, n := range cs.Nodes {
+		if p.learn && n.ClientAddr != "" {
+			p.learned[n.ClientAddr] = true
+		}
+	}
 	for _, g := range cs.Groups {
 		for _, r := range g.Replicas {
 			if r.Node != cs.Self || r.State != "Leader" {
@@ -161,6 +182,7 @@ func (p *leaderPoller) result() []LeaderSpan {
 // what it recorded.
 func (r *chaosRun) pollLeaders(ctx context.Context) func() []LeaderSpan {
 	p := newLeaderPoller(r.runningAddrs, r.h.now)
+	p.learn = len(r.o.Target) > 0
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
