@@ -19,7 +19,8 @@ import (
 type raftHandle struct {
 	raft     *raft.Raft
 	bolt     *raftboltdb.BoltStore
-	existing bool // the data dir held Raft state when it was opened
+	planted  *writeBackLogs // only in builds with -tags plantbug_ack
+	existing bool           // the data dir held Raft state when it was opened
 }
 
 // openRaft opens (creating) the Raft state in dir for bus group id. boot
@@ -37,10 +38,15 @@ func (n *Node) openRaft(dir string, id uint32, f raft.FSM, log *slog.Logger, boo
 	}
 	h := &raftHandle{bolt: bolt}
 	fail := func(err error) (*raftHandle, error) {
-		_ = bolt.Close()
+		_ = h.closeStores()
 		return nil, err
 	}
-	logs, err := raft.NewLogCache(logCacheSize, bolt)
+	var store raft.LogStore = bolt
+	if plantAckBeforeDurable {
+		h.planted = newWriteBackLogs(bolt, log)
+		store = h.planted
+	}
+	logs, err := raft.NewLogCache(logCacheSize, store)
 	if err != nil {
 		return fail(err)
 	}
@@ -75,5 +81,15 @@ func (n *Node) openRaft(dir string, id uint32, f raft.FSM, log *slog.Logger, boo
 // close shuts the Raft down (and with it its transport), then the stores.
 func (h *raftHandle) close() error {
 	err := h.raft.Shutdown().Error()
+	return errors.Join(err, h.closeStores())
+}
+
+// closeStores writes what the planted bug's store holds, then closes the
+// real one.
+func (h *raftHandle) closeStores() error {
+	var err error
+	if h.planted != nil {
+		err = h.planted.close()
+	}
 	return errors.Join(err, h.bolt.Close())
 }

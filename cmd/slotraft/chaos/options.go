@@ -42,6 +42,8 @@ type Options struct {
 	OpTimeout time.Duration // a client's patience for one operation, retries of refused attempts included
 	Dir       string        // parent of the run's temporary directory
 	LogLevel  string        // the nodes' log level
+	Target    []string      // seeds of a cluster already running: no node is started
+	Pids      []int         // with Target: the processes pause may stop
 }
 
 const runUsage = `usage: slotraft chaos run [flags]
@@ -79,8 +81,8 @@ func newRunFlags(out io.Writer) (*flag.FlagSet, *Options, *rawLists) {
 	fs.DurationVar(&o.OpTimeout, "op-timeout", 2*time.Second, "a client's patience for one operation")
 	fs.StringVar(&o.Dir, "dir", "", "parent directory of the run's data dirs and logs (default: the system's temp dir)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "the nodes' log level")
-	fs.StringVar(&raw.target, "target", "", "run against a cluster that is already running ("+ErrNotBuilt.Error()+")")
-	fs.StringVar(&raw.pids, "pids", "", "pids of --target's nodes for kill and pause ("+ErrNotBuilt.Error()+")")
+	fs.StringVar(&raw.target, "target", "", "comma list of host:port of a cluster that is already running: no node is started, only pause (with --pids) may be injected; keys go under chaos:<seed>: and are deleted at the end")
+	fs.StringVar(&raw.pids, "pids", "", "with --target: comma list of the nodes' pids; pause stops one of them (SIGSTOP/SIGCONT)")
 	fs.Usage = func() {
 		fmt.Fprint(out, runUsage)
 		fs.PrintDefaults()
@@ -106,11 +108,13 @@ func parseRunFlags(args []string, stderr io.Writer) (*Options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if raw.target != "" || raw.pids != "" {
-		return nil, fmt.Errorf("--target and --pids (a cluster that is already running): %w", ErrNotBuilt)
-	}
 	var err error
 	if o.Faults, err = parseKinds(raw.faults, faultKinds, "fault"); err != nil {
+		return nil, err
+	}
+	faultsGiven := false
+	fs.Visit(func(f *flag.Flag) { faultsGiven = faultsGiven || f.Name == "faults" })
+	if err := parseTarget(o, raw.target, raw.pids, faultsGiven); err != nil {
 		return nil, err
 	}
 	if o.Workloads, err = parseKinds(raw.workloads, workloadKinds, "workload"); err != nil {

@@ -75,7 +75,7 @@ func TestParseRunFlags(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--faults", "migrate"}, {"--workload", "queue"}, {"--workload", ""}, {"--nodes", "0"},
-		{"--nodes", "51"}, {"--duration", "10ms"}, {"--target", "127.0.0.1:6379"}, {"--pids", "1,2"},
+		{"--nodes", "51"}, {"--duration", "10ms"}, {"--target", "127.0.0.1:6379", "--faults", "kill"}, {"--pids", "1,2"},
 		{"--rate", "0"}, {"--base-port", "60000"}, {"extra"},
 	} {
 		if _, err := parseRunFlags(bad, &out); err == nil {
@@ -87,6 +87,39 @@ func TestParseRunFlags(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "--faults") && !strings.Contains(out.String(), "-faults") {
 		t.Errorf("usage does not list the flags:\n%s", out.String())
+	}
+}
+
+// TestTargetFlags: --target runs only what a cluster the run did not start
+// allows, and says why it refuses the rest.
+func TestTargetFlags(t *testing.T) {
+	var out bytes.Buffer
+	o, err := parseRunFlags([]string{"--target", "127.0.0.1:7001, 127.0.0.1:7002", "--pids", "101,102"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.Target, []string{"127.0.0.1:7001", "127.0.0.1:7002"}) || !slices.Equal(o.Pids, []int{101, 102}) ||
+		!slices.Equal(o.Faults, []string{"pause"}) {
+		t.Errorf("options = %+v: want both seeds, both pids and pause by default", o)
+	}
+	if o, err := parseRunFlags([]string{"--target", "127.0.0.1:7001"}, &out); err != nil || len(o.Faults) != 0 {
+		t.Errorf("--target without --pids: %+v, %v; want no fault", o, err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target", "a:1", "--faults", "kill", "--pids", "101"}, "cannot be restarted"},
+		{[]string{"--target", "a:1", "--faults", "partition"}, "partitions filter"},
+		{[]string{"--target", "a:1", "--faults", "restart-all", "--pids", "101"}, "cannot be restarted"},
+		{[]string{"--target", "a:1", "--faults", "pause"}, "needs --pids"},
+		{[]string{"--target", "a:1", "--pids", "x"}, "not a process id"},
+		{[]string{"--target", ",", "--pids", "101"}, "at least one host:port"},
+		{[]string{"--pids", "101"}, "needs --target"},
+	} {
+		if _, err := parseRunFlags(tt.args, &out); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseRunFlags(%q) error = %v, want %q", tt.args, err, tt.want)
+		}
 	}
 }
 

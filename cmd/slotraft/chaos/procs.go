@@ -41,6 +41,7 @@ type node struct {
 	done     chan struct{} // closed when cmd exited
 	paused   bool
 	expected bool // the next exit is ours (SIGKILL), not a crash
+	external bool // a seed of --target: not ours to start or stop
 }
 
 // procs is the run's set of nodes.
@@ -161,7 +162,7 @@ func (n *node) pid() int {
 func (n *node) running() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.cmd != nil && !n.paused
+	return (n.cmd != nil || n.external) && !n.paused
 }
 
 // kill sends SIGKILL to n (also when it is stopped) and waits until it is
@@ -248,6 +249,7 @@ func (p *procs) restore() error {
 		cmd, paused := n.cmd, n.paused
 		n.mu.Unlock()
 		switch {
+		case n.external:
 		case cmd == nil:
 			if err := p.start(n); err != nil {
 				return err

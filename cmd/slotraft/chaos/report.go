@@ -36,6 +36,7 @@ type reportData struct {
 	OpsChart  template.HTML
 	ErrChart  template.HTML
 	LatChart  template.HTML
+	Leaders   template.HTML
 	Viz       []vizPage
 	Generated string
 }
@@ -59,6 +60,7 @@ func newReportData(s *Summary) reportData {
 	d.LatChart = chart("latency of ok operations per second (ms)", sec.n, []series{
 		{"p50", "#1864ab", sec.p50}, {"p99", "#862e9c", sec.p99},
 	}, s.Events)
+	d.Leaders = leaderChart(sec.n, s.Leaders, s.Events)
 	for _, k := range slices.Sorted(maps.Keys(s.viz)) {
 		// srcdoc holds a whole page: escape it as one attribute value.
 		d.Viz = append(d.Viz, vizPage{Key: k, Iframe: template.HTML(`<iframe class="viz" srcdoc="` + html.EscapeString(string(s.viz[k])) + `"></iframe>`)})

@@ -90,12 +90,18 @@ func Run(ctx context.Context, o *Options, progress io.Writer, clean *cleaner) (*
 		return nil, interrupted(ctx, fmt.Errorf("%w (%w)", err, errBadInput))
 	}
 	r.say("seed %d (--seed %d repeats this schedule and these choices)", o.Seed, o.Seed)
-	if err := r.startCluster(ctx); err != nil {
+	start := r.startCluster
+	if len(o.Target) > 0 {
+		start = r.startTarget
+	}
+	if err := start(ctx); err != nil {
 		return nil, interrupted(ctx, err)
 	}
 	if err := r.setup(ctx); err != nil {
 		return nil, interrupted(ctx, err)
 	}
+	stopPoll := r.pollLeaders(ctx)
+	defer stopPoll()
 	nemErr := r.runFaultsAndLoad(ctx)
 	if ctx.Err() != nil {
 		return nil, errInterrupted
@@ -105,8 +111,15 @@ func Run(ctx context.Context, o *Options, progress io.Writer, clean *cleaner) (*
 	if ctx.Err() != nil {
 		return nil, errInterrupted
 	}
+	leaders := stopPoll()
+	if len(o.Target) > 0 { // the user's cluster keeps none of the run's keys
+		if err := r.deleteKeys(ctx); err != nil {
+			r.say("delete the run's keys: %v", err)
+		}
+	}
 	r.stopAll() // every process and rule goes before the checks run
 	s := r.check(ctx, recovered, finalErr)
+	s.Leaders = leaders
 	if nemErr != nil {
 		s.Error = nemErr.Error()
 		if s.Result != "anomalies" {
@@ -131,6 +144,13 @@ func interrupted(ctx context.Context, err error) error {
 func (r *chaosRun) preflight(ctx context.Context) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("chaos runs need Linux (loopback addresses, signals, nftables), not %s", runtime.GOOS)
+	}
+	if len(r.o.Target) > 0 {
+		r.nodes = targetNodes(r.o.Target)
+		if err := checkPids(r.o.Pids); err != nil {
+			return err
+		}
+		return r.makeDir()
 	}
 	bin, err := checkBinary(ctx, r.o.Binary)
 	if err != nil {
@@ -275,16 +295,23 @@ func (r *chaosRun) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	keys := &keyPicker{prefix: "chaos:" + strconv.FormatUint(r.o.Seed, 36) + ":", shards: sh}
+	keys := &keyPicker{prefix: r.keyPrefix(), shards: sh}
 	for _, name := range r.o.Workloads {
 		wl := newWorkload(name)
 		wl.Setup(keys)
 		r.wls = append(r.wls, wl)
 	}
+	if len(r.o.Target) > 0 { // the cluster's own shape, not the flags'
+		r.o.Nodes, r.o.Groups, r.o.Replicas = 0, len(sh), 0
+	}
 	r.plan = makeSchedule(r.o.Seed, r.o.Faults, r.o.Duration)
 	r.say("%d slot groups; workloads %s; %d faults scheduled (seed %d)", len(sh), strings.Join(r.o.Workloads, ","), len(r.plan), r.o.Seed)
 	return nil
 }
+
+// keyPrefix is what every key of the run begins with: the seed makes it
+// the run's own.
+func (r *chaosRun) keyPrefix() string { return "chaos:" + strconv.FormatUint(r.o.Seed, 36) + ":" }
 
 // runFaultsAndLoad runs the workloads and the nemesis for the duration.
 // It returns the nemesis's error (a fault it could not heal).
@@ -301,6 +328,9 @@ func (r *chaosRun) runFaultsAndLoad(ctx context.Context) error {
 	nm := &nemesis{env: &env{procs: r.procs, topo: r.topo, nft: r.nft, disk: r.disk}, h: r.h, faults: map[string]Fault{}, say: r.say}
 	for _, k := range r.o.Faults {
 		nm.faults[k] = newFault(k)
+		if len(r.o.Target) > 0 && k == "pause" {
+			nm.faults[k] = pidPauseFault{pids: r.o.Pids}
+		}
 	}
 	var nemErr error
 	err := guard(func() { nemErr = nm.run(rctx, time.Now(), r.plan) })

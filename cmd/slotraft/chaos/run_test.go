@@ -21,7 +21,8 @@ import (
 // End-to-end runs of `slotraft chaos run`, each against a binary the test
 // builds itself (without -race, whatever the test runs with): one run with
 // kill, pause and partition that must pass; one of a binary built with
-// -tags plantbug that must report a stale read; one interrupted by SIGINT
+// -tags plantbug that must report a stale read, one built with -tags
+// plantbug_ack that must report a lost write; one interrupted by SIGINT
 // that must leave nothing behind. They need Linux, root and nft.
 
 // testSeed is the runs' seed, fixed so a failure can be replayed
@@ -171,6 +172,30 @@ func TestPlantedBugIsCaught(t *testing.T) {
 		t.Errorf("no line for the anomaly on stderr:\n%s", res.stderr)
 	}
 	t.Logf("caught: %s", s.Anomalies[stale].Text)
+}
+
+// TestPlantedAckBugIsCaught: a binary built with -tags plantbug_ack has log
+// stores that report an append done while it is only in memory and write
+// it a quarter of a second later, so Raft commits, and the leader
+// acknowledges, writes that no disk holds yet. Killing one node loses
+// nothing (its group's other replicas still hold the entries); restarting
+// every node at once loses the last moments of acknowledged writes, which
+// the final reads must show as lost elements or lost increments.
+func TestPlantedAckBugIsCaught(t *testing.T) {
+	requireChaos(t)
+	bin := buildSlotraft(t, "plantbug_ack")
+	dir := t.TempDir()
+	res := runChaos(t, bin, dir, 2*time.Minute, "--duration", "20s", "--faults", "kill,restart-all",
+		"--workload", "sets,counters", "--rate", "200", "--seed", seed(t))
+	s := res.summary
+	lost := slices.IndexFunc(s.Anomalies, func(a Anomaly) bool { return a.Kind == "lost element" || a.Kind == "lost increment" })
+	if res.code != ExitAnomaly || lost < 0 {
+		t.Fatalf("exit %d, anomalies %+v: want exit %d and a lost element or increment\n%s", res.code, s.Anomalies, ExitAnomaly, res.stderr)
+	}
+	if s.Injected["restart-all"] == 0 {
+		t.Errorf("no restart-all injected: %v", s.Injected)
+	}
+	t.Logf("caught: %s", s.Anomalies[lost].Text)
 }
 
 // TestInterruptCleansUp: SIGINT while a partition is in effect stops every

@@ -17,6 +17,7 @@ type Summary struct {
 	Error     string               `json:"error,omitempty"`
 	Started   string               `json:"started"` // wall clock of time 0 of the history, to match the nodes' logs
 	Seed      uint64               `json:"seed"`
+	Target    []string             `json:"target,omitempty"` // --target: nodes, groups and replicas are the cluster's, not ours
 	Nodes     int                  `json:"nodes"`
 	Groups    int                  `json:"groups"`
 	Replicas  int                  `json:"replicas"`
@@ -31,6 +32,7 @@ type Summary struct {
 	Events    []Event              `json:"events"`
 	Checks    []Verdict            `json:"checks"`
 	Anomalies []Anomaly            `json:"anomalies"`
+	Leaders   []LeaderSpan         `json:"leaders,omitempty"` // who believed it led which group, when
 	Report    string               `json:"report,omitempty"`
 	Elapsed   string               `json:"elapsed"`
 
@@ -103,7 +105,7 @@ func (r *chaosRun) newSummary(ops []Op, events []Event) *Summary {
 		Started: r.h.start.Format(time.RFC3339Nano), Seed: r.o.Seed, Nodes: r.o.Nodes, Groups: r.o.Groups, Replicas: r.o.Replicas,
 		Duration: r.o.Duration.String(), Binary: r.o.Binary, Faults: r.o.Faults, Workloads: r.o.Workloads,
 		Schedule: r.plan, Ops: map[string]*OpCounts{}, Errors: map[string]int{}, Injected: map[string]int{},
-		Events: events, Anomalies: []Anomaly{}, Report: r.o.Report,
+		Events: events, Anomalies: []Anomaly{}, Report: r.o.Report, Target: r.o.Target,
 		ops: ops, errsAt: r.h.errCounts(), viz: map[string][]byte{},
 	}
 	lat := map[string][]int64{}
@@ -155,8 +157,12 @@ func (s *Summary) writeJSON(w io.Writer) error {
 
 // writeText prints s for people: one line per anomaly, then the counts.
 func (s *Summary) writeText(w io.Writer) {
-	fmt.Fprintf(w, "\nchaos run: %s (seed %d, %d nodes, %d groups, %d replicas, %s of faults, %s in all)\n",
-		strings.ToUpper(s.Result), s.Seed, s.Nodes, s.Groups, s.Replicas, s.Duration, s.Elapsed)
+	cluster := fmt.Sprintf("%d nodes, %d groups, %d replicas", s.Nodes, s.Groups, s.Replicas)
+	if len(s.Target) > 0 {
+		cluster = fmt.Sprintf("against %s, %d groups", strings.Join(s.Target, ","), s.Groups)
+	}
+	fmt.Fprintf(w, "\nchaos run: %s (seed %d, %s, %s of faults, %s in all)\n",
+		strings.ToUpper(s.Result), s.Seed, cluster, s.Duration, s.Elapsed)
 	if s.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", s.Error)
 	}

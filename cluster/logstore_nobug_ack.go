@@ -1,0 +1,8 @@
+//go:build !plantbug_ack
+
+package cluster
+
+// plantAckBeforeDurable is false in every normal build: a log append
+// returns once raft-boltdb has written and synced it.
+// logstore_plantbug_ack.go sets it.
+const plantAckBeforeDurable = false
