@@ -274,7 +274,7 @@ func (r *chaosRun) runFaultsAndLoad(ctx context.Context) error {
 	var wg sync.WaitGroup
 	panics := make(chan error, len(r.wls)+1)
 	for _, wl := range r.wls {
-		ru := &runner{wl: wl, h: r.h, addrs: r.procs.clientAddrs(), seed: r.o.Seed, clients: r.o.Clients,
+		ru := &runner{wl: wl, h: r.h, addrs: r.procs.clientAddrs, seed: r.o.Seed, clients: r.o.Clients,
 			rate: r.o.Rate, maxOps: r.o.MaxOps, opTimeout: r.o.OpTimeout, onErr: r.h.noteErr}
 		wg.Go(func() { panics <- ru.run(rctx) })
 	}

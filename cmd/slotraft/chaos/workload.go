@@ -109,7 +109,7 @@ func (p *process) unique() string {
 type runner struct {
 	wl        Workload
 	h         *history
-	addrs     []string
+	addrs     func() []string // the members' client addresses now
 	seed      uint64
 	clients   int
 	rate      int
