@@ -39,11 +39,13 @@ type conn interface {
 	close()
 }
 
-// newConn is process i's connection: even processes use the slot map, odd
-// ones hop.
-func newConn(i int, addrs []string, opTimeout time.Duration, seed uint64) conn {
+// newConn is process i's connection: even processes use the slot map
+// (seeded with the members at the start; it learns joined nodes from
+// CLUSTER SLOTS), odd ones hop, starting each attempt at one of the
+// members of that moment (addrs).
+func newConn(i int, addrs func() []string, opTimeout time.Duration, seed uint64) conn {
 	if i%2 == 0 {
-		return clusterConn{newClusterClient(addrs, opTimeout)}
+		return clusterConn{newClusterClient(addrs(), opTimeout)}
 	}
 	return newHopConn(addrs, opTimeout, seed)
 }
@@ -101,13 +103,13 @@ const maxHops = 5
 
 // hopConn is the hopping client: one go-redis client per node.
 type hopConn struct {
-	addrs   []string
+	addrs   func() []string
 	clients map[string]*redis.Client
 	opts    redis.Options
 	rng     *rand.Rand
 }
 
-func newHopConn(addrs []string, opTimeout time.Duration, seed uint64) *hopConn {
+func newHopConn(addrs func() []string, opTimeout time.Duration, seed uint64) *hopConn {
 	return &hopConn{addrs: addrs, clients: map[string]*redis.Client{}, rng: rand.New(rand.NewPCG(seed, 0x686f70)),
 		opts: redis.Options{DialTimeout: 500 * time.Millisecond, DialerRetries: 1, ReadTimeout: opTimeout, WriteTimeout: opTimeout,
 			ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 1}}
@@ -127,7 +129,8 @@ func (c *hopConn) client(addr string) *redis.Client {
 // attempt starts at a random node and follows MOVED (ASKING before a
 // command sent after ASK), up to maxHops.
 func (c *hopConn) attempt(ctx context.Context, cmd redis.Cmder) error {
-	addr := c.addrs[c.rng.IntN(len(c.addrs))]
+	addrs := c.addrs()
+	addr := addrs[c.rng.IntN(len(addrs))]
 	asking := false
 	for range maxHops {
 		cl := c.client(addr)

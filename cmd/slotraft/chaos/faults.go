@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -27,10 +29,13 @@ type Injected struct {
 
 // env is what faults act on.
 type env struct {
-	procs *procs
-	topo  *topology
-	nft   *nftTable     // nil unless partitions were asked for
-	disk  *diskThrottle // nil unless disk faults were asked for
+	procs          *procs
+	topo           *topology
+	nft            *nftTable     // nil unless partitions were asked for
+	disk           *diskThrottle // nil unless disk faults were asked for
+	base, replicas int           // --nodes, --replicas
+	// keySlots are the slots of the workloads' keys: slot moves aim at them.
+	keySlots []uint16
 }
 
 // faultKinds is every fault kind the issue names, built or not.
@@ -39,8 +44,8 @@ var faultKinds = []kind[Fault]{
 	{name: "pause", build: func() Fault { return pauseFault{} }},
 	{name: "partition", build: func() Fault { return partitionFault{} }},
 	{name: "restart-all", build: func() Fault { return restartAllFault{} }},
-	{name: "migrate", missing: "slot moves between groups during faults: a later milestone"},
-	{name: "membership", missing: "joining, draining and replacing nodes during faults: a later milestone"},
+	{name: "migrate", build: func() Fault { return migrateFault{} }},
+	{name: "membership", build: func() Fault { return membershipFault{} }},
 	{name: "disk", build: func() Fault { return diskFault{} }},
 	{name: "clock", missing: "skewing one process's clock needs a test build hook (the nodes read the system clock): a later milestone"},
 }
@@ -54,23 +59,22 @@ func newFault(name string) Fault {
 	panic("chaos: fault not built: " + name)
 }
 
-// victim chooses the node a kill or a pause hits: in three steps of four
-// the leader of group pick (leaders are where faults hurt), else node
-// pick; a node that is not running is passed over for the next one.
+// victim chooses the node a kill or a pause hits, among the running
+// members: in three steps of four the leader of group pick (leaders are
+// where faults hurt), else the pick-th of them.
 func (e *env) victim(ctx context.Context, pick uint64) (*node, error) {
-	nodes := e.procs.nodes
-	want := int(pick % uint64(len(nodes)))
-	if pick/uint64(len(nodes))%4 != 0 {
+	live := e.procs.live()
+	if len(live) == 0 {
+		return nil, errors.New("no running node to hit")
+	}
+	if pick/uint64(len(live))%4 != 0 {
 		if li, _ := e.topo.leaderOf(ctx, pick/4); li >= 0 {
-			want = li
+			if i := slices.IndexFunc(live, func(n *node) bool { return n.idx == li }); i >= 0 {
+				return live[i], nil
+			}
 		}
 	}
-	for i := range nodes {
-		if n := nodes[(want+i)%len(nodes)]; n.running() {
-			return n, nil
-		}
-	}
-	return nil, errors.New("no running node to hit")
+	return live[pick%uint64(len(live))], nil
 }
 
 // killFault: SIGKILL one node, restart it on its data dir at heal.
@@ -83,12 +87,12 @@ func (killFault) Inject(ctx context.Context, e *env, pick uint64) (Injected, err
 	if err != nil {
 		return Injected{}, err
 	}
-	pid := n.pid()
+	pid, note := n.pid(), leaderNote(ctx, e, n) // asked while n still answers for itself
 	if err := n.kill(); err != nil {
 		return Injected{}, err
 	}
 	return Injected{
-		Desc:    fmt.Sprintf("kill -9 %s (pid %d)%s", n.id, pid, leaderNote(ctx, e, n)),
+		Desc:    fmt.Sprintf("kill -9 %s (pid %d)%s", n.id, pid, note),
 		Targets: []string{n.id},
 		Heal: func(context.Context) (string, error) {
 			return "", e.procs.start(n)
@@ -130,12 +134,13 @@ func (restartAllFault) Inject(_ context.Context, e *env, _ uint64) (Injected, er
 	if err := e.procs.killAll(); err != nil {
 		return Injected{}, err
 	}
-	ids := make([]string, len(e.procs.nodes))
-	for i, n := range e.procs.nodes {
+	ms := e.procs.members()
+	ids := make([]string, len(ms))
+	for i, n := range ms {
 		ids[i] = n.id
 	}
 	return Injected{
-		Desc:    fmt.Sprintf("kill -9 all %d nodes at once", len(ids)),
+		Desc:    fmt.Sprintf("kill -9 all %d members at once", len(ids)),
 		Targets: ids,
 		Heal: func(context.Context) (string, error) {
 			return "", e.procs.restore()
@@ -152,11 +157,11 @@ func leaderNote(ctx context.Context, e *env, n *node) string {
 	var led []string
 	for _, s := range sh {
 		if s.leader == n.idx {
-			led = append(led, fmt.Sprintf("%d-%d", s.start, s.end))
+			led = append(led, strconv.FormatUint(uint64(s.id), 10))
 		}
 	}
 	if len(led) == 0 {
 		return ", leading no group"
 	}
-	return ", leader of slots " + strings.Join(led, ", ")
+	return ", leader of group " + strings.Join(led, ", ")
 }

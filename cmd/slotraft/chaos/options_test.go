@@ -16,10 +16,11 @@ func TestParseKinds(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{list: "all", want: []string{"kill", "pause", "partition", "restart-all", "disk"}},
+		{list: "all", want: []string{"kill", "pause", "partition", "restart-all", "migrate", "membership", "disk"}},
 		{list: "partition, kill,kill", want: []string{"kill", "partition"}},
 		{list: "", want: nil},
-		{list: "kill,all", want: []string{"kill", "pause", "partition", "restart-all", "disk"}},
+		{list: "kill,all", want: []string{"kill", "pause", "partition", "restart-all", "migrate", "membership", "disk"}},
+		{list: "membership,migrate", want: []string{"migrate", "membership"}},
 		{list: "disk,kill", want: []string{"kill", "disk"}},
 		{list: "kill,clock", wantErr: "not built yet"},
 		{list: "bogus", wantErr: `unknown fault "bogus"`},
@@ -74,7 +75,7 @@ func TestParseRunFlags(t *testing.T) {
 		t.Errorf("options = %+v", o)
 	}
 	for _, bad := range [][]string{
-		{"--faults", "migrate"}, {"--workload", "queue"}, {"--workload", ""}, {"--nodes", "0"},
+		{"--faults", "clock"}, {"--workload", "queue"}, {"--workload", ""}, {"--nodes", "0"},
 		{"--nodes", "51"}, {"--duration", "10ms"}, {"--target", "127.0.0.1:6379", "--faults", "kill"}, {"--pids", "1,2"},
 		{"--rate", "0"}, {"--base-port", "60000"}, {"extra"},
 	} {

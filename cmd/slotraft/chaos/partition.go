@@ -42,13 +42,17 @@ func (partitionFault) Inject(ctx context.Context, e *env, pick uint64) (Injected
 	if e.nft == nil {
 		return Injected{}, errors.New("partition: no nftables table")
 	}
-	n := len(e.procs.nodes)
+	live := e.procs.live() // the members now: nodes come and go
+	n := len(live)
 	sh := shapes(n)
 	if len(sh) == 0 {
-		return Injected{}, errors.New("partition: needs at least 2 nodes")
+		return Injected{}, errors.New("partition: needs at least 2 running nodes")
 	}
 	rng := rand.New(rand.NewPCG(pick, 0x70617274))
-	order := rng.Perm(n)
+	order := make([]int, n) // node indexes, shuffled
+	for i, j := range rng.Perm(n) {
+		order[i] = live[j].idx
+	}
 	var plan cutPlan
 	switch sh[pick%uint64(len(sh))] {
 	case "halves":
@@ -105,7 +109,7 @@ func leaderMinority(ctx context.Context, e *env, pick uint64, order []int) cutPl
 	m := max(1, (n-1)/2) // the minority's size, the leader included
 	minority := append([]int{li}, others[:m-1]...)
 	p := cutBetween("leader-minority", minority, others[m-1:])
-	p.desc = fmt.Sprintf("leader-minority (leader of slots %d-%d) %s", sh.start, sh.end, strings.TrimPrefix(p.desc, "leader-minority "))
+	p.desc = fmt.Sprintf("leader-minority (leader of group %d) %s", sh.id, strings.TrimPrefix(p.desc, "leader-minority "))
 	return p
 }
 

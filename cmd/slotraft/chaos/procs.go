@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,9 +41,19 @@ type node struct {
 	cmd      *exec.Cmd
 	done     chan struct{} // closed when cmd exited
 	paused   bool
-	expected bool // the next exit is ours (SIGKILL), not a crash
+	expected bool // the next exit is ours (SIGKILL, a drain), not a crash
 	external bool // a seed of --target: not ours to start or stop
+	life     life
 }
+
+// life is where a node is in the cluster's membership.
+type life int
+
+const (
+	spare  life = iota // planned, never started: a fresh id for a join
+	member             // in the cluster: running or down, restarted at heal
+	gone               // removed from the cluster: never started again
+)
 
 // procs is the run's set of nodes.
 type procs struct {
@@ -50,9 +61,11 @@ type procs struct {
 	crash func(n *node, err error) // an exit nobody asked for
 }
 
-// planNodes lays out the nodes: addresses, ports, data dirs, command lines.
-func planNodes(o *Options, binary, dir string) ([]*node, error) {
-	nodes := make([]*node, o.Nodes)
+// planNodes lays out the nodes: addresses, ports, data dirs, command
+// lines. The first o.Nodes start the cluster; the spares after them get a
+// command line when they join (joinArgv).
+func planNodes(o *Options, binary, dir string, spares int) ([]*node, error) {
+	nodes := make([]*node, o.Nodes+spares)
 	peers := make([]string, o.Nodes)
 	for i := range nodes {
 		n := &node{idx: i, id: "node" + strconv.Itoa(i+1), ip: "127.0.0." + strconv.Itoa(i+2)}
@@ -64,18 +77,114 @@ func planNodes(o *Options, binary, dir string) ([]*node, error) {
 		n.bus = net.JoinHostPort(n.ip, strconv.Itoa(bp))
 		n.dataDir = filepath.Join(dir, n.id)
 		n.logPath = filepath.Join(dir, n.id+".log")
-		peers[i] = n.id + "=" + n.client + "@" + n.bus
 		nodes[i] = n
+		if i < o.Nodes {
+			peers[i] = n.id + "=" + n.client + "@" + n.bus
+			n.life = member
+		}
 	}
 	for _, n := range nodes {
 		n.argv = []string{binary, "server", "--id", n.id,
-			"--bind", n.client, "--bus-bind", n.bus, "--peers", strings.Join(peers, ","),
-			"--data-dir", n.dataDir, "--groups", strconv.Itoa(o.Groups),
-			"--replicas", strconv.Itoa(o.Replicas), "--groups-per-node", "0",
-			"--log-level", o.LogLevel,
+			"--bind", n.client, "--bus-bind", n.bus, "--data-dir", n.dataDir,
+			"--groups", strconv.Itoa(o.Groups), "--replicas", strconv.Itoa(o.Replicas),
+			"--groups-per-node", "0", "--log-level", o.LogLevel,
+		}
+		if n.life == member {
+			n.argv = append(n.argv, "--peers", strings.Join(peers, ","))
 		}
 	}
 	return nodes, nil
+}
+
+// join starts spare n as a new member that joins through the bus
+// addresses of seeds; restarts keep that command line (its data dir then
+// holds its state, so it does not join again).
+func (p *procs) join(n *node, seeds []*node) error {
+	bus := make([]string, len(seeds))
+	for i, s := range seeds {
+		bus[i] = s.bus
+	}
+	n.mu.Lock()
+	if n.life != spare {
+		n.mu.Unlock()
+		return fmt.Errorf("%s is not a spare", n.id)
+	}
+	n.argv = append(n.argv, "--advertise", n.client, "--bus-advertise", n.bus, "--join", strings.Join(bus, ","))
+	n.life = member
+	n.mu.Unlock()
+	return p.start(n)
+}
+
+// lifeOf is n's place in the membership.
+func (n *node) lifeOf() life {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.life
+}
+
+// retire marks n removed from the cluster: it is never started again,
+// and its next exit (a drained node stops by itself) is no crash.
+func (n *node) retire() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.life, n.expected = gone, true
+}
+
+// unretire undoes retire when the removal was not made.
+func (n *node) unretire() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.life, n.expected = member, false
+}
+
+// exited is closed once n's current process is reaped (at once if none).
+func (n *node) exited() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return n.done
+}
+
+// sparesFor is how many spare node slots plan needs: a membership fault
+// starts at most one new node, and node i binds 127.0.0.(i+2).
+func sparesFor(plan []step, nodes int) int {
+	n := 0
+	for _, s := range plan {
+		if s.Kind == "membership" {
+			n++
+		}
+	}
+	return min(n, 253-nodes)
+}
+
+// members are the nodes in the cluster (running or not), in index order.
+func (p *procs) members() []*node {
+	var out []*node
+	for _, n := range p.nodes {
+		if n.lifeOf() == member {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// live are the members that run and are not stopped.
+func (p *procs) live() []*node {
+	return slices.DeleteFunc(p.members(), func(n *node) bool { return !n.running() })
+}
+
+// nextSpare is the spare with the lowest index, nil when none is left.
+func (p *procs) nextSpare() *node {
+	for _, n := range p.nodes {
+		if n.lifeOf() == spare {
+			return n
+		}
+	}
+	return nil
 }
 
 // pickPorts returns the client and bus port of the node on ip: base and
@@ -241,10 +350,10 @@ func (p *procs) killAll() error {
 	return first
 }
 
-// restore brings every node back: resumes the stopped ones and starts the
-// ones that are not running.
+// restore brings every member back: resumes the stopped ones and starts
+// the ones that are not running.
 func (p *procs) restore() error {
-	for _, n := range p.nodes {
+	for _, n := range p.members() {
 		n.mu.Lock()
 		cmd, paused := n.cmd, n.paused
 		n.mu.Unlock()
@@ -263,15 +372,17 @@ func (p *procs) restore() error {
 	return nil
 }
 
+// clientAddrs are the members' client addresses.
 func (p *procs) clientAddrs() []string {
-	addrs := make([]string, len(p.nodes))
-	for i, n := range p.nodes {
+	ms := p.members()
+	addrs := make([]string, len(ms))
+	for i, n := range ms {
 		addrs[i] = n.client
 	}
 	return addrs
 }
 
-// waitOK waits until every node reports cluster_state:ok.
+// waitOK waits until every member reports cluster_state:ok.
 func (p *procs) waitOK(ctx context.Context, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()

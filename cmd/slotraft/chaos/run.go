@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/slotraft/slotraft/slots"
 )
 
 // How long the run waits for the cluster, and for its final reads.
@@ -145,6 +147,7 @@ func (r *chaosRun) preflight(ctx context.Context) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("chaos runs need Linux (loopback addresses, signals, nftables), not %s", runtime.GOOS)
 	}
+	r.plan = makeSchedule(r.o.Seed, r.o.Faults, r.o.Duration)
 	if len(r.o.Target) > 0 {
 		r.nodes = targetNodes(r.o.Target)
 		if err := checkPids(r.o.Pids); err != nil {
@@ -176,7 +179,7 @@ func (r *chaosRun) preflight(ctx context.Context) error {
 	if err := r.makeDiskThrottle(); err != nil {
 		return err
 	}
-	if r.nodes, err = planNodes(r.o, bin, r.dir); err != nil {
+	if r.nodes, err = planNodes(r.o, bin, r.dir, sparesFor(r.plan, r.o.Nodes)); err != nil {
 		return err
 	}
 	return checkFree(r.nodes)
@@ -255,12 +258,13 @@ func (r *chaosRun) startCluster(ctx context.Context) error {
 			fmt.Fprintf(r.out, "chaos: stop nodes: %v\n", err)
 		}
 	})
-	for _, n := range nodes {
+	first := r.procs.members()
+	for _, n := range first {
 		if err := r.procs.start(n); err != nil {
 			return err
 		}
 	}
-	r.say("started %d nodes (%s … %s), data in %s", len(nodes), nodes[0].client, nodes[len(nodes)-1].client, r.dir)
+	r.say("started %d nodes (%s … %s), data in %s", len(first), first[0].client, first[len(first)-1].client, r.dir)
 	if err := r.procs.waitOK(ctx, startWait); err != nil {
 		return fmt.Errorf("%w%s", err, r.crashText())
 	}
@@ -304,7 +308,6 @@ func (r *chaosRun) setup(ctx context.Context) error {
 	if len(r.o.Target) > 0 { // the cluster's own shape, not the flags'
 		r.o.Nodes, r.o.Groups, r.o.Replicas = 0, len(sh), 0
 	}
-	r.plan = makeSchedule(r.o.Seed, r.o.Faults, r.o.Duration)
 	r.say("%d slot groups; workloads %s; %d faults scheduled (seed %d)", len(sh), strings.Join(r.o.Workloads, ","), len(r.plan), r.o.Seed)
 	return nil
 }
@@ -321,11 +324,12 @@ func (r *chaosRun) runFaultsAndLoad(ctx context.Context) error {
 	var wg sync.WaitGroup
 	panics := make(chan error, len(r.wls)+1)
 	for _, wl := range r.wls {
-		ru := &runner{wl: wl, h: r.h, addrs: r.procs.clientAddrs(), seed: r.o.Seed, clients: r.o.Clients,
+		ru := &runner{wl: wl, h: r.h, addrs: r.procs.clientAddrs, seed: r.o.Seed, clients: r.o.Clients,
 			rate: r.o.Rate, maxOps: r.o.MaxOps, opTimeout: r.o.OpTimeout, onErr: r.h.noteErr}
 		wg.Go(func() { panics <- ru.run(rctx) })
 	}
-	nm := &nemesis{env: &env{procs: r.procs, topo: r.topo, nft: r.nft, disk: r.disk}, h: r.h, faults: map[string]Fault{}, say: r.say}
+	e := &env{procs: r.procs, topo: r.topo, nft: r.nft, disk: r.disk, base: r.o.Nodes, replicas: r.o.Replicas, keySlots: r.keySlots()}
+	nm := &nemesis{env: e, h: r.h, faults: map[string]Fault{}, say: r.say}
 	for _, k := range r.o.Faults {
 		nm.faults[k] = newFault(k)
 		if len(r.o.Target) > 0 && k == "pause" {
@@ -348,6 +352,17 @@ func (r *chaosRun) runFaultsAndLoad(ctx context.Context) error {
 		err = errors.Join(err, p)
 	}
 	return err
+}
+
+// keySlots are the slots of every workload's keys.
+func (r *chaosRun) keySlots() []uint16 {
+	var out []uint16
+	for _, wl := range r.wls {
+		for _, op := range wl.Finals() {
+			out = append(out, slots.Of([]byte(op.Key)))
+		}
+	}
+	return out
 }
 
 // stopAll kills the nodes and removes the rules, keeping the run's

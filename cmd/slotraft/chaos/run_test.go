@@ -149,6 +149,27 @@ func TestChaosRunPasses(t *testing.T) {
 	t.Logf("ops %v; faults %v; failed attempts %v", opsText(s.Ops), s.Injected, s.Errors)
 }
 
+// TestSlotMovesAndMembershipPass: slots moving between groups and nodes
+// joining, draining or being replaced, with kills around them, must find
+// no anomaly; a drained node's own exit is no crash. 40 s fits one fault
+// of each of the three kinds first (the schedule's first steps).
+func TestSlotMovesAndMembershipPass(t *testing.T) {
+	requireChaos(t)
+	bin := buildSlotraft(t, "")
+	res := runChaos(t, bin, t.TempDir(), 4*time.Minute, "--duration", "40s", "--faults", "migrate,membership,kill",
+		"--workload", "all", "--seed", seed(t))
+	s := res.summary
+	if res.code != ExitOK || s.Result != "ok" {
+		t.Fatalf("exit %d, result %q, anomalies %+v\n%s", res.code, s.Result, s.Anomalies, res.stderr)
+	}
+	for _, k := range []string{"migrate", "membership", "kill"} {
+		if s.Injected[k] == 0 {
+			t.Errorf("no %s fault injected: %v\n%s", k, s.Injected, res.stderr)
+		}
+	}
+	t.Logf("ops %v; faults %v; failed attempts %v", opsText(s.Ops), s.Injected, s.Errors)
+}
+
 // TestPlantedBugIsCaught: a binary built with -tags plantbug answers reads
 // without the read-index check; a short run against it must report a
 // stale read and exit 1. Partitions alone seldom expose it (docs/chaos.md):

@@ -85,7 +85,7 @@ func checkPids(pids []int) error {
 func targetNodes(addrs []string) []*node {
 	nodes := make([]*node, len(addrs))
 	for i, a := range addrs {
-		nodes[i] = &node{idx: i, id: a, client: a, external: true}
+		nodes[i] = &node{idx: i, id: a, client: a, external: true, life: member}
 	}
 	return nodes
 }

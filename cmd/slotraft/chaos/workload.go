@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -92,7 +93,7 @@ func (k *keyPicker) spread(wl string, perGroup int) []string {
 		found := 0
 		for n := 0; found < perGroup; n++ {
 			key := k.prefix + wl + ":" + strconv.Itoa(gi) + ":" + strconv.Itoa(n)
-			if slot := int(slots.Of([]byte(key))); s.start <= slot && slot <= s.end {
+			if slices.ContainsFunc(s.ranges, func(r slots.Range) bool { return r.Contains(slots.Of([]byte(key))) }) {
 				keys = append(keys, key)
 				found++
 			}
@@ -128,7 +129,7 @@ func (p *process) unique() string {
 type runner struct {
 	wl        Workload
 	h         *history
-	addrs     []string
+	addrs     func() []string // the members' client addresses now
 	seed      uint64
 	clients   int
 	rate      int
