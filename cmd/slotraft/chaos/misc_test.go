@@ -197,7 +197,7 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(b)
-	for _, want := range []string{"ANOMALIES", "stale read", "<iframe", "kill -9 node2 &lt;pid&gt;", "CLUSTERDOWN", "halves"} {
+	for _, want := range []string{"ANOMALIES", "stale read", "<iframe", "per workload", "kill -9 node2 &lt;pid&gt;", "CLUSTERDOWN", "halves"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -214,8 +214,11 @@ func TestReport(t *testing.T) {
 		}
 		rest = rest[i+j:]
 	}
-	if svgs != 3 {
-		t.Errorf("%d charts, want 3", svgs)
+	if svgs != 4 {
+		t.Errorf("%d charts, want 4", svgs)
+	}
+	if !strings.Contains(page, `class="legend">registers</text>`) {
+		t.Error("the per-workload latency chart has no line for registers")
 	}
 	var text bytes.Buffer
 	s.writeText(&text)

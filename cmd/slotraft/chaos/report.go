@@ -31,14 +31,15 @@ func writeReport(path string, s *Summary) error {
 
 // reportData is what the template renders.
 type reportData struct {
-	S         *Summary
-	Workloads []string
-	OpsChart  template.HTML
-	ErrChart  template.HTML
-	LatChart  template.HTML
-	Leaders   template.HTML
-	Viz       []vizPage
-	Generated string
+	S          *Summary
+	Workloads  []string
+	OpsChart   template.HTML
+	ErrChart   template.HTML
+	LatChart   template.HTML
+	WlLatChart template.HTML
+	Leaders    template.HTML
+	Viz        []vizPage
+	Generated  string
 }
 
 type vizPage struct {
@@ -60,6 +61,7 @@ func newReportData(s *Summary) reportData {
 	d.LatChart = chart("latency of ok operations per second (ms)", sec.n, []series{
 		{"p50", "#1864ab", sec.p50}, {"p99", "#862e9c", sec.p99},
 	}, s.Events)
+	d.WlLatChart = chart("p99 latency of ok operations per workload per second (ms)", sec.n, workloadLines(sec), s.Events)
 	d.Leaders = leaderChart(sec.n, s.Leaders, s.Events)
 	for _, k := range slices.Sorted(maps.Keys(s.viz)) {
 		// srcdoc holds a whole page: escape it as one attribute value.
@@ -74,6 +76,19 @@ type seconds struct {
 	ok, unknown, errs []float64
 	p50, p99          []float64
 	latencies         [][]int64
+	wlP99             map[string][]float64 // per workload
+}
+
+// workloadColors tell the workloads apart in the per-workload chart.
+var workloadColors = []string{"#1864ab", "#862e9c", "#2b8a3e", "#e67700", "#c2255c", "#495057"}
+
+// workloadLines are the per-workload p99 series, by workload name.
+func workloadLines(sec seconds) []series {
+	var out []series
+	for i, wl := range slices.Sorted(maps.Keys(sec.wlP99)) {
+		out = append(out, series{wl, workloadColors[i%len(workloadColors)], sec.wlP99[wl]})
+	}
+	return out
 }
 
 // perSecond buckets operations by the second they returned in, and failed
@@ -88,13 +103,20 @@ func perSecond(s *Summary) seconds {
 	}
 	n := int(last/int64(time.Second)) + 1
 	sec := seconds{n: n, ok: make([]float64, n), unknown: make([]float64, n), errs: make([]float64, n),
-		p50: make([]float64, n), p99: make([]float64, n), latencies: make([][]int64, n)}
+		p50: make([]float64, n), p99: make([]float64, n), latencies: make([][]int64, n), wlP99: map[string][]float64{}}
+	byWl := map[string][][]int64{}
 	for _, op := range s.ops {
 		i := int(op.Return / int64(time.Second))
 		switch op.Outcome {
 		case OK:
 			sec.ok[i]++
 			sec.latencies[i] = append(sec.latencies[i], op.Return-op.Call)
+			if !op.Final {
+				if byWl[op.Workload] == nil {
+					byWl[op.Workload] = make([][]int64, n)
+				}
+				byWl[op.Workload][i] = append(byWl[op.Workload][i], op.Return-op.Call)
+			}
 		case Unknown:
 			sec.unknown[i]++
 		}
@@ -103,12 +125,26 @@ func perSecond(s *Summary) seconds {
 		sec.errs[k.sec] += float64(c)
 	}
 	for i, l := range sec.latencies {
-		if len(l) > 0 {
-			slices.Sort(l)
-			sec.p50[i], sec.p99[i] = ms(l[len(l)/2]), ms(l[len(l)*99/100])
+		sec.p50[i], sec.p99[i] = quantile(l, 50), quantile(l, 99)
+	}
+	for wl, secs := range byWl {
+		p99 := make([]float64, n)
+		for i, l := range secs {
+			p99[i] = quantile(l, 99)
 		}
+		sec.wlP99[wl] = p99
 	}
 	return sec
+}
+
+// quantile is the q-th percentile of l in milliseconds (0 for none); it
+// sorts l.
+func quantile(l []int64, q int) float64 {
+	if len(l) == 0 {
+		return 0
+	}
+	slices.Sort(l)
+	return ms(l[len(l)*q/100])
 }
 
 // series is one line of a chart.
@@ -154,7 +190,7 @@ func chart(title string, n int, lines []series, events []Event) template.HTML {
 			pts[s] = fmt.Sprintf("%.1f,%.1f", x(float64(s)+0.5), y(v))
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, l.color, strings.Join(pts, " "))
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s" class="legend">%s</text>`, padL+float64(i)*170, chartH-5, l.color, html.EscapeString(l.name))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s" class="legend">%s</text>`, padL+float64(i)*150, chartH-5, l.color, html.EscapeString(l.name))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
@@ -185,6 +221,12 @@ func faultColor(k string) string {
 		return "#f08c00"
 	case "restart-all":
 		return "#7048e8"
+	case "migrate":
+		return "#0c8599"
+	case "membership":
+		return "#5c940d"
+	case "disk":
+		return "#a61e4d"
 	}
 	return "#495057" // crashes and kinds added later
 }

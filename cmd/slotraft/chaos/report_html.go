@@ -35,6 +35,7 @@ workloads: {{range $i, $w := .S.Workloads}}{{if $i}}, {{end}}{{$w}}{{end}} · bi
 {{.OpsChart}}
 {{.ErrChart}}
 {{.LatChart}}
+{{.WlLatChart}}
 {{if .Leaders}}<h3>Leader of each group over time</h3>
 <p>Each node's own view, polled every 400 ms with <code>SLOTRAFT STATUS</code>: a bar from the first to the last poll in which the node said it led the group (hover for its term).
 A node that did not answer (dead, paused, cut off) neither ends nor extends its bar. Two nodes believing they lead one group at once are outlined in red.</p>
