@@ -97,7 +97,7 @@ func diskOf(sys, path string) (string, error) {
 func devMajor(dev uint64) uint64 { return (dev>>8)&0xfff | (dev>>32)&^0xfff }
 func devMinor(dev uint64) uint64 { return dev&0xff | (dev>>12)&^0xff }
 
-// limit sets the cgroup's write throttle to shape.
+// limit sets the cgroup's write throttle to shape; zero lifts it.
 func (d *diskThrottle) limit(s diskShape) error {
 	if err := d.write("blkio.throttle.write_iops_device", fmt.Sprintf("%s %d", d.dev, s.iops)); err != nil {
 		return err
@@ -115,8 +115,14 @@ func (d *diskThrottle) write(file, value string) error {
 // enter moves process pid (all its threads) into the throttled cgroup.
 func (d *diskThrottle) enter(pid int) error { return movePid(d.dir, pid) }
 
-// leave moves pid back to the root cgroup; a process that is gone has left.
+// leave lifts the throttle, which releases the writes it holds queued,
+// then moves pid back to the root cgroup; a process that is gone has left.
+// Moving the process alone would leave its queued writes draining at the
+// throttled rate, and a process waiting for them cannot even be killed.
 func (d *diskThrottle) leave(pid int) error {
+	if err := d.limit(diskShape{}); err != nil {
+		return err
+	}
 	if err := movePid(d.root, pid); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}

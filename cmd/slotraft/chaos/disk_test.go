@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestDevNumbers(t *testing.T) {
@@ -85,14 +86,7 @@ func TestDiskOf(t *testing.T) {
 // the run's cgroup are counted (and so throttled) there; after heal and
 // delete nothing of the cgroup is left. Needs root and cgroup v1 blkio.
 func TestDiskThrottleAttributesWrites(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	dir := t.TempDir()
-	d, err := newDiskThrottle(dir)
-	if err != nil {
-		t.Skipf("no disk throttle here: %v", err)
-	}
+	dir, d := needThrottle(t)
 	defer func() {
 		if err := d.delete(); err != nil {
 			t.Error(err)
@@ -104,23 +98,11 @@ func TestDiskThrottleAttributesWrites(t *testing.T) {
 	if err := d.limit(diskShape{iops: 1000, bps: 64 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	// A shell that waits for its stdin, moved in, then writes with O_DSYNC.
-	sh := exec.Command("sh", "-c", "read go; dd if=/dev/zero of="+filepath.Join(dir, "f")+" bs=4k count=8 oflag=dsync 2>/dev/null")
-	in, err := sh.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.enter(sh.Process.Pid); err != nil {
-		t.Fatal(err)
-	}
+	sh, done := startWriter(t, d, dir, 8)
 	if pids, err := d.members(); err != nil || !slices.Contains(pids, sh.Process.Pid) {
 		t.Fatalf("cgroup members %v, %v: want pid %d", pids, err, sh.Process.Pid)
 	}
-	_, _ = in.Write([]byte("go\n"))
-	if err := sh.Wait(); err != nil {
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(d.dir, "blkio.throttle.io_serviced"))
@@ -141,4 +123,84 @@ func writesCounted(serviced, dev string) bool {
 		}
 	}
 	return false
+}
+
+// TestDiskHealReleasesQueuedWrites: a process stalled behind the throttle
+// (32 synced writes at one a second) finishes soon after leave, instead of
+// draining its queued writes at the throttled rate: a node healed from a
+// stalled disk must be killable and fast again at once. Needs root and
+// cgroup v1 blkio.
+func TestDiskHealReleasesQueuedWrites(t *testing.T) {
+	dir, d := needThrottle(t)
+	defer func() { _ = d.delete() }()
+	if err := d.limit(diskShapes[len(diskShapes)-1]); err != nil { // stalled
+		t.Fatal(err)
+	}
+	sh, done := startWriter(t, d, dir, 32)
+	deadline := time.Now().Add(10 * time.Second)
+	for { // until the throttle holds some of its writes
+		b, err := os.ReadFile(filepath.Join(d.dir, "blkio.throttle.io_serviced"))
+		if err == nil && writesCounted(string(b), d.dev) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never wrote through the throttle")
+		}
+		time.Sleep(20 * time.Millisecond) // polling the counter, not waiting for time to pass
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("32 synced writes finished before the heal at 1 write/s: %v", err)
+	default:
+	}
+	if err := d.leave(sh.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second): // throttled, the rest would take 30 s
+		_ = sh.Process.Kill()
+		t.Fatal("the writer still waits 15 s after the heal: its queued writes were not released")
+	}
+}
+
+// startWriter starts a shell that waits for its stdin, moves it into d's
+// cgroup, then lets it write count blocks of 4 KiB with O_DSYNC; done
+// gets its exit.
+func startWriter(t *testing.T, d *diskThrottle, dir string, count int) (*exec.Cmd, <-chan error) {
+	t.Helper()
+	sh := exec.Command("sh", "-c", "read go; dd if=/dev/zero of="+filepath.Join(dir, "f")+" bs=4k count="+strconv.Itoa(count)+" oflag=dsync 2>/dev/null")
+	in, err := sh.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sh.Wait() }()
+	if err := d.enter(sh.Process.Pid); err != nil {
+		_ = sh.Process.Kill()
+		t.Fatal(err)
+	}
+	_, _ = in.Write([]byte("go\n"))
+	return sh, done
+}
+
+// needThrottle is a temporary dir and the run's cgroup for its disk, or a
+// skip where there is none (not root, no cgroup v1 blkio, no block device).
+func needThrottle(t *testing.T) (string, *diskThrottle) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	dir := t.TempDir()
+	d, err := newDiskThrottle(dir)
+	if err != nil {
+		t.Skipf("no disk throttle here: %v", err)
+	}
+	return dir, d
 }

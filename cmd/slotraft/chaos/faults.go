@@ -132,7 +132,9 @@ func (restartAllFault) Kind() string { return "restart-all" }
 
 func (restartAllFault) Inject(_ context.Context, e *env, _ uint64) (Injected, error) {
 	if err := e.procs.killAll(); err != nil {
-		return Injected{}, err
+		// Some died, one did not in time: bring back the dead at once
+		// rather than leave them down for the rest of the schedule.
+		return Injected{}, errors.Join(err, e.procs.restore())
 	}
 	ms := e.procs.members()
 	ids := make([]string, len(ms))

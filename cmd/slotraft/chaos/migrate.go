@@ -28,14 +28,37 @@ type migrateFault struct{}
 
 func (migrateFault) Kind() string { return "migrate" }
 
+// topoWait bounds how long a slot move waits for the members to report
+// two groups: just after every node restarted, their maps are still
+// loading and STATUS shows fewer.
+const topoWait = 10 * time.Second
+
+// waitMove asks the topology until a move can be chosen, or topoWait ends.
+func waitMove(ctx context.Context, e *env, pick uint64) (slotMove, error) {
+	deadline := time.Now().Add(topoWait)
+	for {
+		groups, err := e.topo.shards(ctx)
+		if err == nil {
+			if mv, ok := chooseMove(pick, groups, e.keySlots); ok {
+				return mv, nil
+			}
+			err = fmt.Errorf("migrate: needs two slot groups, the members report %d", len(groups))
+		}
+		if time.Now().After(deadline) {
+			return slotMove{}, err
+		}
+		select {
+		case <-ctx.Done():
+			return slotMove{}, ctx.Err()
+		case <-time.After(250 * time.Millisecond): // ask again: the maps load
+		}
+	}
+}
+
 func (migrateFault) Inject(ctx context.Context, e *env, pick uint64) (Injected, error) {
-	groups, err := e.topo.shards(ctx)
+	mv, err := waitMove(ctx, e, pick)
 	if err != nil {
 		return Injected{}, err
-	}
-	mv, ok := chooseMove(pick, groups, e.keySlots)
-	if !ok {
-		return Injected{}, errors.New("migrate: needs two slot groups")
 	}
 	live := e.procs.live()
 	if len(live) == 0 {

@@ -128,6 +128,11 @@ func Run(ctx context.Context, o *Options, progress io.Writer, clean *cleaner) (*
 			s.Result = "failed"
 		}
 	}
+	if s.Result != "ok" && len(r.o.Target) == 0 {
+		// The nodes' logs and the history are what explains a failed run:
+		// keep them, as with --keep (make chaos runs without it).
+		r.o.Keep = true
+	}
 	r.keepHistory()
 	return s, nil
 }
