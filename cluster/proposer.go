@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	metrics "github.com/hashicorp/go-metrics/compat"
 	"github.com/hashicorp/raft"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
@@ -25,6 +26,17 @@ const (
 	enqueueTimeout = 2 * time.Second
 )
 
+// The proposer's timings, next to Raft's own (raft.commitTime,
+// raft.fsm.apply...) in the node's go-metrics sink: the first proposal's
+// wait for the proposer, the entry's encoding, commands per entry, and
+// Apply to outcome (Raft's log append, replication, commit and apply).
+var (
+	metricQueue  = []string{"slotraft", "propose", "queue"}
+	metricEncode = []string{"slotraft", "propose", "encode"}
+	metricBatch  = []string{"slotraft", "propose", "batch_cmds"}
+	metricRaft   = []string{"slotraft", "propose", "raft"}
+)
+
 // proposal states: a caller may abandon a queued proposal; once handed to
 // Raft its outcome can only come from Raft.
 const (
@@ -34,11 +46,12 @@ const (
 )
 
 type proposal struct {
-	cmds  [][][]byte
-	entry *fsm.Entry // non-nil: a special entry (expire), proposed alone
-	size  int
-	state atomic.Int32
-	done  chan proposeResult // buffered 1; exactly one send
+	queued time.Time // when the caller submitted it (metrics: queueing)
+	cmds   [][][]byte
+	entry  *fsm.Entry // non-nil: a special entry (expire), proposed alone
+	size   int
+	state  atomic.Int32
+	done   chan proposeResult // buffered 1; exactly one send
 }
 
 type proposeResult struct {
@@ -47,8 +60,9 @@ type proposeResult struct {
 }
 
 type inflight struct {
-	f     raft.ApplyFuture
-	props []*proposal
+	f      raft.ApplyFuture
+	props  []*proposal
+	handed time.Time // when raft.Apply took it (metrics: Raft's part)
 }
 
 // Propose proposes cmds (each a command's arguments, name first) as part of
@@ -97,6 +111,7 @@ func (g *Group) submit(ctx context.Context, p *proposal) ([]fsm.Outcome, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	p.queued = time.Now()
 	closed := g.ctx.Done()
 	select {
 	case g.propc <- p:
@@ -205,9 +220,14 @@ func (g *Group) applyBatch(batch []*proposal) {
 	}
 	e.Now = g.nextNow()
 	e.Seed = rand.Uint64()
-	f := g.raft.Apply(e.Encode(), enqueueTimeout)
+	start := time.Now()
+	metrics.MeasureSince(metricQueue, live[0].queued)
+	data := e.Encode()
+	metrics.MeasureSince(metricEncode, start)
+	metrics.AddSample(metricBatch, float32(len(e.Cmds)))
+	f := g.raft.Apply(data, enqueueTimeout)
 	g.inflightN.Add(1)
-	g.inflight <- inflight{f: f, props: live}
+	g.inflight <- inflight{f: f, props: live, handed: start}
 }
 
 // nextNow is the entry time: the leader's clock, never before the time of
@@ -224,6 +244,7 @@ func (g *Group) respondLoop() {
 		if err := in.f.Error(); err != nil {
 			failAll(in.props, applyError(err))
 		} else {
+			metrics.MeasureSince(metricRaft, in.handed)
 			splitOutcomes(in.props, in.f.Response())
 		}
 		g.inflightN.Add(-1)

@@ -49,6 +49,7 @@ type serverFlags struct {
 	replicas        int
 	logLevel        string
 	logFormat       string
+	pprof           string
 }
 
 // newServerFlagSet declares the server flags on a fresh FlagSet.
@@ -72,6 +73,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.IntVar(&f.replicas, "replicas", 3, "replicas per slot group (not capped at the number of nodes: groups get replicas as nodes join)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (/debug/pprof/) on this host:port (off by default; keep it on loopback)")
 	fs.Usage = func() {
 		fmt.Fprint(out, serverUsage)
 		fs.PrintDefaults()

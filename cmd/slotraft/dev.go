@@ -34,6 +34,7 @@ type devFlags struct {
 	logLevel  string
 	logFormat string
 	wait      time.Duration
+	pprofPort int
 }
 
 func newDevFlagSet(out io.Writer) (*flag.FlagSet, *devFlags) {
@@ -49,6 +50,7 @@ func newDevFlagSet(out io.Writer) (*flag.FlagSet, *devFlags) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "the nodes' log level")
 	fs.StringVar(&f.logFormat, "log-format", "text", "the nodes' log format: text or json")
 	fs.DurationVar(&f.wait, "wait", 60*time.Second, "how long to wait for cluster_state:ok")
+	fs.IntVar(&f.pprofPort, "pprof-base-port", 0, "if set, node N serves Go's profiles (--pprof) on --host:pprof-base-port+N-1")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: slotraft dev [flags]\n\nStarts a local cluster of separate `slotraft server` processes and stops them on Ctrl-C.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -148,6 +150,11 @@ func (f *devFlags) plan() ([]*devNode, error) {
 			"--data-dir", filepath.Join(dir, n.id),
 			"--groups", strconv.Itoa(f.groups), "--replicas", strconv.Itoa(f.replicas),
 			"--log-level", f.logLevel, "--log-format", f.logFormat,
+		}
+	}
+	if f.pprofPort > 0 {
+		for i, n := range nodes {
+			n.argv = append(n.argv, "--pprof", hostPort(f.host, f.pprofPort+i))
 		}
 	}
 	return nodes, nil

@@ -51,6 +51,11 @@ func runServer(args []string, stderr io.Writer) error {
 		return err
 	}
 	cfg.Logger = logger
+	_, stopPprof, err := startPprof(f.pprof, logger)
+	if err != nil {
+		return err
+	}
+	defer stopPprof()
 	ctx, stop, which := signalContext()
 	defer stop()
 	return serveNode(ctx, stop, func() bool { return which() == syscall.SIGTERM }, cfg, logger)
