@@ -237,3 +237,15 @@ echo "recovery: kill to the first successful write started after it.  gap: last 
 echo "ok before/after: successful writes on either side of the kill (writes go on for 1 s after the recovery);"
 echo "failed: failed attempts (a writer retries every 5 ms); f.after: those that started after the recovery."
 echo "p50 is the median run (the lower middle one for an even count)."
+if grep -q '^slotraft,' "$work/results.csv"; then
+	rec=$(awk -F, '$1 == "slotraft" { print $4 }' "$work/results.csv" | sort -n)
+	n=$(wc -l <<<"$rec")
+	med=$(sed -n "$(((n + 1) / 2))p" <<<"$rec")
+	max=$(tail -n 1 <<<"$rec")
+	echo
+	echo "goals (issue #16):"
+	awk -v med="$med" -v max="$max" 'BEGIN {
+		printf "  %-30s %8.0f ms  < 1000 ms  %s\n", "slotraft recovery median", med, med < 1000 ? "met" : "missed"
+		printf "  %-30s %8.0f ms  < 1500 ms  %s\n", "slotraft recovery max", max, max < 1500 ? "met" : "missed"
+	}'
+fi

@@ -33,6 +33,7 @@ BENCH_COLL_N=${BENCH_COLL_N:-50000}
 BENCH_C=${BENCH_C:-50}
 BENCH_R=${BENCH_R:-100000}
 BENCH_PIPELINES=${BENCH_PIPELINES:-"1 16"}
+BENCH_C1_N=${BENCH_C1_N:-10000}
 BENCH_TX_N=${BENCH_TX_N:-20000}
 BENCH_PUBSUB_N=${BENCH_PUBSUB_N:-10000}
 BENCH_PUBSUB_SUBS=${BENCH_PUBSUB_SUBS:-"1,10,100"}
@@ -102,13 +103,36 @@ run_benchmark() {
 	append_results "$target" "$pipeline"
 }
 
-# append_results TARGET PIPELINE: out.csv's result rows (redis-benchmark's
-# --csv columns) to results.csv.
+# append_results TARGET PIPELINE [SUFFIX]: out.csv's result rows
+# (redis-benchmark's --csv columns) to results.csv; SUFFIX is appended to
+# the test's name (SET-c1).
 append_results() {
 	# --cluster also prints the masters it found: keep only the result rows.
-	awk -F, -v t="$1" -v p="$2" '$1 ~ /^"[A-Z]/ {
-		gsub(/"/, ""); split($1, w, " "); print t "," w[1] "," p "," $2 "," $5 "," $7
+	awk -F, -v t="$1" -v p="$2" -v s="${3:-}" '$1 ~ /^"[A-Z]/ {
+		gsub(/"/, ""); split($1, w, " "); print t "," w[1] s "," p "," $2 "," $5 "," $7
 	}' "$work/out.csv" >>"$work/results.csv"
+}
+
+# single_client TARGET PORT [EXTRA...]: SET from one client at pipeline 1
+# (BENCH_C1_N requests): the latency of one write with nothing to batch
+# it with, reported as test SET-c1.
+single_client() {
+	local target=$1 port=$2
+	shift 2
+	((BENCH_C1_N > 0)) || return 0
+	log "redis-benchmark $target -c 1 -n $BENCH_C1_N"
+	redis-benchmark -h 127.0.0.1 -p "$port" "$@" -c 1 -r "$BENCH_R" -P 1 -n "$BENCH_C1_N" -t set --csv \
+		>"$work/out.csv" 2>"$work/err.txt" || { cat "$work/err.txt" >&2; return 1; }
+	append_results "$target" 1 -c1
+}
+
+# raft_terms PORT: the sum of every slot group's current term, as the
+# node on PORT sees its leaders (SLOTRAFT STATUS). Each election or
+# leadership transfer starts a term, so the growth of this sum over a run
+# counts the leader changes in it.
+raft_terms() {
+	redis-cli -p "$1" SLOTRAFT STATUS | grep -o '"state":"Leader","term":[0-9]*' |
+		awk -F: '{ s += $NF } END { print s + 0 }'
 }
 
 # run_tool TARGET WORKLOAD ARGS...: one `slotraft bench` run at pipeline 1;
@@ -190,11 +214,43 @@ bench() {
 	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$sport" -n "$BENCH_COLL_N" XREADGROUP GROUP g c COUNT 1 STREAMS "$skey" '>'
 }
 
+# goals RESULTS LEADER_CHANGES: each goal of the write-path issue, the
+# measured value and whether it is met.
+goals() {
+	awk -F, -v changes="$2" '
+		{ rps[$1, $2, $3] = $4; p50[$1, $2, $3] = $5 }
+		function ratio(test, p, ref) {
+			if (rps["slotraft", test, p] == "" || rps[ref, test, p] + 0 == 0) return ""
+			return rps["slotraft", test, p] / rps[ref, test, p]
+		}
+		function row(what, v, op, want) {
+			if (v == "") { printf "  %-44s %8s   %s %-5s %s\n", what, "n/a", op, want, ""; return }
+			ok = (op == ">=") ? v >= want : v <= want
+			printf "  %-44s %8s   %s %-5s %s\n", what, (v == int(v) ? v : sprintf("%.2f", v)), op, want, ok ? "met" : "missed"
+		}
+		END {
+			row("SET -P 1, x redis AOF-always", ratio("SET", 1, "redis-aof"), ">=", 0.5)
+			row("SET -P 16, x redis AOF-always", ratio("SET", 16, "redis-aof"), ">=", 0.5)
+			row("GET -P 1, x redis no persistence", ratio("GET", 1, "redis-mem"), ">=", 0.8)
+			row("GET -P 16, x redis no persistence", ratio("GET", 16, "redis-mem"), ">=", 0.5)
+			c1 = ""
+			if (p50["redis-aof", "SET-c1", 1] + 0 > 0) c1 = p50["slotraft", "SET-c1", 1] / p50["redis-aof", "SET-c1", 1]
+			row("SET -c 1 p50, / redis AOF-always p50", c1, "<=", 3)
+			n = split("LPUSH LPOP SADD HSET ZADD SETBIT PFADD GEOADD EVALSHA XADD", dt, " ")
+			for (i = 1; i <= n; i++) row(dt[i] " -P 1, x redis AOF-always", ratio(dt[i], 1, "redis-aof"), ">=", 0.4)
+			row("leader changes during the bench", changes, "<=", 0)
+		}' "$1"
+}
+
 start_slotraft
 start_redis redis-aof "$REDIS_AOF_PORT" --appendonly yes --appendfsync always --save ''
 start_redis redis-mem "$REDIS_MEM_PORT" --appendonly no --save ''
 
 : >"$work/results.csv"
+terms_before=$(raft_terms "$SLOTRAFT_BASE_PORT")
+single_client slotraft "$SLOTRAFT_BASE_PORT" --cluster
+single_client redis-aof "$REDIS_AOF_PORT"
+single_client redis-mem "$REDIS_MEM_PORT"
 for p in $BENCH_PIPELINES; do
 	bench slotraft "$SLOTRAFT_BASE_PORT" "$p" --cluster
 	bench redis-aof "$REDIS_AOF_PORT" "$p"
@@ -203,6 +259,7 @@ done
 tools slotraft "127.0.0.1:$SLOTRAFT_BASE_PORT,127.0.0.1:$((SLOTRAFT_BASE_PORT + 1)),127.0.0.1:$((SLOTRAFT_BASE_PORT + 2))" --cluster
 tools redis-aof "127.0.0.1:$REDIS_AOF_PORT"
 tools redis-mem "127.0.0.1:$REDIS_MEM_PORT"
+terms_after=$(raft_terms "$SLOTRAFT_BASE_PORT")
 
 echo
 echo "slotraft (3 nodes, 3 groups x 3 replicas) vs redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
@@ -232,3 +289,7 @@ echo
 echo "x aof / x mem: slotraft's ops/s divided by the reference's for the same test and pipeline."
 echo "MULTI/EXEC: transactions/s and latency of MULTI; INCR; SET; LPUSH; HINCRBY; EXPIRE; EXEC (one round trip each)."
 echo "PUBSUB-N: messages delivered/s to N subscribers spread over the nodes, PUBLISH-to-delivery latency."
+echo "SET-c1: one client, pipeline 1: the latency of a lone write."
+echo
+echo "goals (issue #16):"
+goals "$work/results.csv" "$((terms_after - terms_before))"

@@ -14,6 +14,17 @@ import (
 	"github.com/slotraft/slotraft/cluster"
 )
 
+// defaultRaftTimeout is the heartbeat and election timeout of every Raft
+// group. hashicorp/raft's default (1 s) put failover after a kill -9 at
+// 1.5-3 s; 400 ms brings it under 1 s (docs/benchmarks.md) while a leader
+// still sends a heartbeat every 40 ms (timeout/10), so a busy node on a
+// loaded machine has ten chances before a follower gives up on it.
+const defaultRaftTimeout = 400 * time.Millisecond
+
+// minRaftTimeout: below this, a GC pause or a slow fsync on a small
+// machine deposes leaders.
+const minRaftTimeout = 100 * time.Millisecond
+
 // busPortOffset is the distance between a node's client port and its
 // cluster-bus port when the bus address is not given, as in Redis Cluster.
 const busPortOffset = 10000
@@ -43,6 +54,7 @@ type serverFlags struct {
 	bootstrap       bool
 	bootstrapExpect int
 	deadAfter       time.Duration
+	raftTimeout     time.Duration
 	dataDir         string
 	groups          int
 	groupsPerNode   int
@@ -67,6 +79,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "create a new cluster of this node alone, which others --join (even with --join set; never repeated once the data dir has state)")
 	fs.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "wait until gossip (through --join) sees N nodes; the one with the smallest id then creates the cluster of those N")
 	fs.DurationVar(&f.deadAfter, "dead-after", 30*time.Second, "how long a node may be unreachable before its replicas are replaced and it is removed from the cluster map")
+	fs.DurationVar(&f.raftTimeout, "raft-timeout", defaultRaftTimeout, "Raft heartbeat and election timeout: a follower that has not heard from its leader for this long (randomised up to twice) starts an election; the leader's lease is half of it")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory for Raft logs and snapshots (default: data/<id>)")
 	fs.IntVar(&f.groups, "groups", 3, "number of slot groups (Raft groups)")
 	fs.IntVar(&f.groupsPerNode, "groups-per-node", 1, "as nodes join, create slot groups up to this many per node and spread the slots over them, online (0: keep the number of groups)")
@@ -190,6 +203,9 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 	if f.deadAfter <= 0 {
 		return cfg, fmt.Errorf("--dead-after %v: want a positive duration", f.deadAfter)
 	}
+	if f.raftTimeout < minRaftTimeout {
+		return cfg, fmt.Errorf("--raft-timeout %v: want at least %v", f.raftTimeout, minRaftTimeout)
+	}
 	if f.groupsPerNode < 0 {
 		return cfg, fmt.Errorf("--groups-per-node %d: want 0 or more", f.groupsPerNode)
 	}
@@ -227,6 +243,9 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 		GroupsPerNode:   f.groupsPerNode,
 		Replicas:        f.replicas,
 		DeadAfter:       f.deadAfter,
+		RaftHeartbeat:   f.raftTimeout,
+		RaftElection:    f.raftTimeout,
+		RaftLeaderLease: f.raftTimeout / 2,
 	}, nil
 }
 

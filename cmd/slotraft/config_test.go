@@ -72,6 +72,8 @@ func TestClusterConfig(t *testing.T) {
 					BusBind: "127.0.0.1:17001", BusAdvertise: "127.0.0.1:17001", DataDir: "data/n1",
 					Peers:  []cluster.Peer{{ID: "n1", ClientAddr: "127.0.0.1:7001", BusAddr: "127.0.0.1:17001"}},
 					Groups: 3, GroupsPerNode: 1, Replicas: 3, DeadAfter: 30 * time.Second,
+					RaftHeartbeat: 400 * time.Millisecond, RaftElection: 400 * time.Millisecond,
+					RaftLeaderLease: 200 * time.Millisecond,
 				}
 				if !reflect.DeepEqual(c, want) {
 					t.Fatalf("got %+v\nwant %+v", c, want)
@@ -158,6 +160,16 @@ func TestClusterConfig(t *testing.T) {
 		{name: "join empty host", args: []string{"--id", "a", "--join", ":17001"}, wantErr: "missing host"},
 		{name: "zero dead-after", args: []string{"--id", "a", "--dead-after", "0s"}, wantErr: "--dead-after 0s"},
 		{name: "negative dead-after", args: []string{"--id", "a", "--dead-after", "-5s"}, wantErr: "--dead-after"},
+		{
+			name: "raft timeout",
+			args: []string{"--id", "a", "--raft-timeout", "1s"},
+			check: func(t *testing.T, c cluster.Config) {
+				if c.RaftHeartbeat != time.Second || c.RaftElection != time.Second || c.RaftLeaderLease != 500*time.Millisecond {
+					t.Fatalf("raft timing: %+v", c)
+				}
+			},
+		},
+		{name: "raft timeout too short", args: []string{"--id", "a", "--raft-timeout", "50ms"}, wantErr: "--raft-timeout 50ms: want at least 100ms"},
 		{name: "negative groups-per-node", args: []string{"--id", "a", "--groups-per-node", "-1"}, wantErr: "--groups-per-node -1"},
 		{name: "missing id", args: nil, wantErr: "--id is required"},
 		{name: "bad id", args: []string{"--id", "a=b"}, wantErr: "must not contain"},
