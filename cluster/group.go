@@ -44,6 +44,7 @@ type Group struct {
 	readc        chan *readWaiter
 	lastNow      int64          // proposer goroutine only
 	barrier      atomic.Uint64  // term of the last successful barrier (readindex.go)
+	readRounds   atomic.Uint64  // read-index rounds run (readindex.go)
 	blocks       *blockRegistry // blocked clients' waiters (blocking.go)
 	// moveSeq numbers this leader's imports into other groups (mover.go):
 	// with the term, the fence that refuses a delayed, older copy.

@@ -60,6 +60,10 @@ func (g *Group) Read(ctx context.Context, fn func(st fsm.Reader)) error {
 	return nil
 }
 
+// ReadRounds is how many read-index rounds the group ran here: each one
+// served every read waiting when it started.
+func (g *Group) ReadRounds() uint64 { return g.readRounds.Load() }
+
 // readLoop confirms leadership once per batch of waiting reads.
 func (g *Group) readLoop() {
 	batch := make([]*readWaiter, 0, 64)
@@ -81,6 +85,7 @@ func (g *Group) readLoop() {
 			}
 		}
 		err := g.readIndex()
+		g.readRounds.Add(1)
 		for _, w := range batch {
 			w.done <- err
 		}

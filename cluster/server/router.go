@@ -34,19 +34,22 @@ type route struct {
 	reply resp.Value
 }
 
-// maxBatch bounds how many pipelined writes go into one proposal.
+// maxBatch bounds how many pipelined commands share one proposal or one
+// read-index round.
 const maxBatch = 512
 
 // serve runs a pipeline of commands in order, proposing each run of
-// consecutive writes for one group as a single batch.
+// consecutive writes for one group as a single batch and serving each run
+// of consecutive reads of one group after a single read-index round.
 func (s *Server) serve(c *client, cmds []redcon.Command) {
 	for i := 0; i < len(cmds) && !c.closing; {
 		i += s.serveRun(c, cmds[i:])
 	}
 }
 
-// serveRun answers cmds[0], and the writes right after it when it is a
-// write for the same group; it returns how many commands it answered.
+// serveRun answers cmds[0], and the commands right after it when they are
+// of the same kind (read or write) for the same group; it returns how many
+// commands it answered.
 func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
 	if s.pubsubGate(c, cmds[0]) { // subscribed-state rules (pubsub_commands.go)
 		return 1
@@ -62,28 +65,60 @@ func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
 	case r.kind == routeNode && r.cmd.push != nil:
 		s.runPush(c, r.cmd, cmds[0].Args) // it queues its replies itself
 		return 1
-	case r.kind != routeWrite:
+	case r.kind != routeWrite && r.kind != routeRead:
 		s.send(c, s.exec(c, r, cmds[0].Args))
 		return 1
 	}
+	batch, data := s.collectRun(c, r, cmds, now)
+	var out []resp.Value
+	if r.kind == routeRead {
+		out = s.readBatch(r, data, batch)
+	} else {
+		out = s.proposeBatch(c, r, batch)
+	}
+	for _, v := range out {
+		s.send(c, v)
+	}
+	return len(batch)
+}
+
+// collectRun returns the arguments and data commands of cmds[0], routed
+// as r, and of the commands after it that route the same way (same kind,
+// same group), up to maxBatch. A blocking command ends its run: the
+// commands after it wait until it is answered, as in Redis. A command that
+// routes differently is left for the next run (routing it again there is
+// cheap and pure).
+func (s *Server) collectRun(c *client, r route, cmds []redcon.Command, now time.Time) ([][][]byte, []*fsm.Command) {
 	batch := [][][]byte{cmds[0].Args}
+	data := []*fsm.Command{r.cmd.data}
 	for last := r; len(cmds) > len(batch); {
-		// A blocking command ends its batch: the commands after it wait
-		// until it is answered, as in Redis.
 		if len(batch) == maxBatch || last.cmd.data.Blocking() {
 			break
 		}
 		next := cmds[len(batch)]
-		if last = s.route(c, next.Args); last.kind != routeWrite || last.group != r.group {
+		if last = s.route(c, next.Args); last.kind != r.kind || last.group != r.group {
 			break
 		}
 		s.account(c, next, last, now)
 		batch = append(batch, next.Args)
+		data = append(data, last.cmd.data)
 	}
-	for _, v := range s.proposeBatch(c, r, batch) {
-		s.send(c, v)
-	}
-	return len(batch)
+	return batch, data
+}
+
+// readBatch runs a run of reads of one group, routed as r, after one
+// read-index round: each read still starts after the round that confirms
+// this node's leadership began (they all arrived before it), so each is
+// linearizable; they run in order. A panic answers every read of the run
+// with the internal error.
+func (s *Server) readBatch(r route, cmds []*fsm.Command, batch [][][]byte) (out []resp.Value) {
+	defer s.onPanic(r.cmd.meta.Name, func(e resp.Value) {
+		out = make([]resp.Value, len(batch))
+		for i := range out {
+			out[i] = e
+		}
+	})
+	return s.readMany(r.group, cmds, batch)
 }
 
 // proposeBatch is propose for a batch of writes routed as r: a panic on
@@ -199,14 +234,29 @@ func (s *Server) exec(c *client, r route, args [][]byte) (v resp.Value) {
 
 // read runs a read command on a group led here, linearizably.
 func (s *Server) read(g *cluster.Group, cmd *fsm.Command, args [][]byte) resp.Value {
+	return s.readMany(g, []*fsm.Command{cmd}, [][][]byte{args})[0]
+}
+
+// readMany runs reads cmds[i] with args batch[i] on a group led here,
+// linearizably, after one read-index round.
+func (s *Server) readMany(g *cluster.Group, cmds []*fsm.Command, batch [][][]byte) []resp.Value {
 	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
 	defer cancel()
-	var o fsm.Outcome
-	err := g.Read(ctx, func(st fsm.Reader) { o = st.Read(cluster.ReadNow(st), cmd, args) })
-	if err != nil {
-		return s.groupError(g, args, err)
+	outcomes := make([]fsm.Outcome, len(batch))
+	err := g.Read(ctx, func(st fsm.Reader) {
+		for i, args := range batch {
+			outcomes[i] = st.Read(cluster.ReadNow(st), cmds[i], args)
+		}
+	})
+	out := make([]resp.Value, len(batch))
+	for i, args := range batch {
+		if err != nil {
+			out[i] = s.groupError(g, args, err)
+		} else {
+			out[i] = s.reply(nil, g, outcomes[i], args)
+		}
 	}
-	return s.reply(nil, g, o, args)
+	return out
 }
 
 // readStale runs a read command on the local replica of g (READONLY clients).
