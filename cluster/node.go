@@ -57,6 +57,7 @@ type Node struct {
 	closeErr  error
 
 	keyspace keyspaceEvents // notify-keyspace-events and where events go (notify.go)
+	saves    saveState      // SAVE / BGSAVE: snapshots of every hosted group (save.go)
 }
 
 // NewNode starts the bus, gossip and the meta group; the slot groups this
@@ -76,6 +77,7 @@ func NewNode(cfg Config) (*Node, error) {
 		finishc:  make(chan finishReq),
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.saves.last = time.Now()
 	n.ms.Store(emptyState(self))
 	n.rpc.handle(svcStatus, n.serveStatus)
 	n.rpc.handle(svcEntry, n.serveGroupEntry)

@@ -80,6 +80,16 @@ func serveNode(t testing.TB, n *cluster.Node) (*Server, string) {
 	return srv, serveServer(t, srv)
 }
 
+// serveLeader spreads c's leaders (no transfer moves one under the test)
+// and serves the node leading gid; it returns that node's index and the
+// server's address.
+func serveLeader(t testing.TB, c *cluster.TestCluster, gid uint32) (int, string) {
+	c.LeadersSpread()
+	li := c.Leader(gid)
+	_, addr := serveNode(t, c.Nodes[li])
+	return li, addr
+}
+
 // serveServer serves srv on a fresh port and returns its address.
 func serveServer(t testing.TB, srv *Server) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

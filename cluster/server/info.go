@@ -158,10 +158,21 @@ func bytesToHuman(n uint64) string {
 func (s *Server) infoPersistence() [][2]string {
 	// Durability is the Raft log (fsync'd before a write is acknowledged) plus
 	// Raft snapshots; there is no RDB or AOF.
+	st := s.n.SaveStatus()
+	status, cur, running := "ok", int64(-1), 0
+	if !st.LastOK {
+		status = "err"
+	}
+	if st.InProgress {
+		cur, running = int64(time.Since(st.Started).Seconds()), 1
+	}
 	return [][2]string{
 		kv("loading", 0),
 		kv("async_loading", 0),
-		kv("rdb_bgsave_in_progress", 0),
+		kv("rdb_bgsave_in_progress", running),
+		kv("rdb_last_save_time", st.LastSave.Unix()),
+		kv("rdb_last_bgsave_status", status),
+		kv("rdb_current_bgsave_time_sec", cur),
 		kv("aof_enabled", 0),
 		kv("aof_rewrite_in_progress", 0),
 	}

@@ -17,10 +17,8 @@ import (
 func TestPipelinedRuns(t *testing.T) {
 	c := cluster.NewTestCluster(t, 3, 3)
 	const gid = 1
-	c.LeadersSpread()
-	n := c.Nodes[c.Leader(gid)]
-	g := n.Groups()[gid-1]
-	_, addr := serveNode(t, n)
+	li, addr := serveLeader(t, c, gid)
+	g := c.Nodes[li].Groups()[gid-1]
 	k1, k2 := cluster.KeyIn(gid, 3, "p1"), cluster.KeyIn(gid, 3, "p2")
 	other := cluster.KeyIn(2, 3, "p3")
 	slot := int(slots.Of([]byte(other)))

@@ -46,6 +46,7 @@ func nodeCommands() []*command {
 	out = append(out, functionCommands()...)
 	out = append(out, pubsubCommands()...)
 	out = append(out, configCommand())
+	out = append(out, saveCommands()...)
 	out = append(out, adminCommands()...)
 	return out
 }

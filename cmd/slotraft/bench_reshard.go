@@ -263,6 +263,9 @@ type reshardResult struct {
 	verified, missing int
 	wrong             int
 	slotsAfter        map[uint32]int
+	nodes             []string       // the nodes' client addresses (SAVE goes to each)
+	snapTime          time.Duration  // how long SAVE took on every node at once
+	snap, snapSent    latencySummary // the client while the snapshots were written
 }
 
 // runReshard loads the keys, runs the client, moves the slots, checks.
@@ -274,7 +277,7 @@ func runReshard(ctx context.Context, addrs []string, f *reshardFlags, stdout, st
 	rdb := newBenchClient(addrs, true, f.conns+reshardLoaders)
 	defer rdb.Close()
 	keys := newReshardKeys(f.keys, f.valueSize)
-	res := &reshardResult{}
+	res := &reshardResult{nodes: addrs}
 	err := res.run(ctx, admin, rdb, keys, f, stderr)
 	res.write(stdout, f, keys)
 	switch {
@@ -339,15 +342,19 @@ func (res *reshardResult) underLoad(ctx context.Context, admin *redis.Client, rd
 	case <-ctx.Done():
 	case <-time.After(reshardWarmUp + f.before):
 	}
+	snapStart := time.Now()
+	snapErr := res.saveAll(ctx, stderr)
 	moveStart := time.Now()
 	moveErr := res.move(ctx, admin, f.maxMove, stderr)
 	moveEnd := time.Now()
 	stopClient()
 	wg.Wait()
-	res.before, res.beforeSent = client.summary(clientStart.Add(reshardWarmUp), moveStart)
+	res.snapTime = moveStart.Sub(snapStart)
+	res.snap, res.snapSent = client.summary(snapStart, moveStart)
+	res.before, res.beforeSent = client.summary(clientStart.Add(reshardWarmUp), snapStart)
 	res.during, res.duringSent = client.summary(moveStart, moveEnd)
 	res.errorsBy, res.firstErr = client.errors()
-	return moveErr
+	return errors.Join(snapErr, moveErr)
 }
 
 // move sends the moves and follows them until none is pending.
@@ -753,6 +760,7 @@ func (res *reshardResult) write(w io.Writer, f *reshardFlags, keys *reshardKeys)
 	writeSummary(w, false, "during", res.during)
 	writeSummary(w, false, "before/sent", res.beforeSent)
 	writeSummary(w, false, "during/sent", res.duringSent)
+	res.writeSnapshot(w)
 	fmt.Fprintf(w, "p99 during/before: %s (/sent %s)  p50 during/before: %s (/sent %s)\n",
 		ratio(res.during.p99, res.before.p99), ratio(res.duringSent.p99, res.beforeSent.p99),
 		ratio(res.during.p50, res.before.p50), ratio(res.duringSent.p50, res.beforeSent.p50))

@@ -325,7 +325,7 @@ func TestBenchReshardTiny(t *testing.T) {
 	if err != nil {
 		t.Fatalf("slotraft bench reshard: %v\n%s", err, out)
 	}
-	for _, want := range []string{"moved 5460/5460 slots", "client errors: 0", "3000 keys, 0 missing, 0 wrong"} {
+	for _, want := range []string{"SAVE on 3 nodes", "moved 5460/5460 slots", "client errors: 0", "3000 keys, 0 missing, 0 wrong"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("bench reshard output lacks %q:\n%s", want, out)
 		}
