@@ -67,6 +67,12 @@ func (n *Node) startGossip() error {
 		conf.ProbeInterval, conf.ProbeTimeout = 200*time.Millisecond, 100*time.Millisecond
 		conf.GossipInterval, conf.SuspicionMult = 50*time.Millisecond, 2
 	}
+	// Gossip messages are a few hundred bytes between nodes of one
+	// network; memberlist's LZW compression allocated a 72 KB writer per
+	// message, a steady stream of garbage under load (issue #16's
+	// allocation profile). Receivers decode both forms, so nodes with and
+	// without it mix.
+	conf.EnableCompression = false
 	conf.Name = n.self.ID
 	conf.Transport = tr
 	conf.Events = gs
