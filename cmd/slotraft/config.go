@@ -18,7 +18,11 @@ import (
 // group. hashicorp/raft's default (1 s) put failover after a kill -9 at
 // 1.5-3 s; 400 ms brings it under 1 s (docs/benchmarks.md) while a leader
 // still sends a heartbeat every 40 ms (timeout/10), so a busy node on a
-// loaded machine has ten chances before a follower gives up on it.
+// loaded machine has ten chances before a follower gives up on it. The
+// leader's lease (step down without a quorum's contact) is as long: it is
+// only that check here (reads are confirmed by a heartbeat round, never
+// by the lease), and half of it deposed leaders under slot migrations on
+// a loaded 2-core machine.
 const defaultRaftTimeout = 400 * time.Millisecond
 
 // minRaftTimeout: below this, a GC pause or a slow fsync on a small
@@ -79,7 +83,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "create a new cluster of this node alone, which others --join (even with --join set; never repeated once the data dir has state)")
 	fs.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "wait until gossip (through --join) sees N nodes; the one with the smallest id then creates the cluster of those N")
 	fs.DurationVar(&f.deadAfter, "dead-after", 30*time.Second, "how long a node may be unreachable before its replicas are replaced and it is removed from the cluster map")
-	fs.DurationVar(&f.raftTimeout, "raft-timeout", defaultRaftTimeout, "Raft heartbeat and election timeout: a follower that has not heard from its leader for this long (randomised up to twice) starts an election; the leader's lease is half of it")
+	fs.DurationVar(&f.raftTimeout, "raft-timeout", defaultRaftTimeout, "Raft heartbeat and election timeout: a follower that has not heard from its leader for this long (randomised up to twice) starts an election; a leader that has not heard from a quorum for this long steps down")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory for Raft logs and snapshots (default: data/<id>)")
 	fs.IntVar(&f.groups, "groups", 3, "number of slot groups (Raft groups)")
 	fs.IntVar(&f.groupsPerNode, "groups-per-node", 1, "as nodes join, create slot groups up to this many per node and spread the slots over them, online (0: keep the number of groups)")
@@ -245,7 +249,7 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 		DeadAfter:       f.deadAfter,
 		RaftHeartbeat:   f.raftTimeout,
 		RaftElection:    f.raftTimeout,
-		RaftLeaderLease: f.raftTimeout / 2,
+		RaftLeaderLease: f.raftTimeout,
 	}, nil
 }
 

@@ -73,7 +73,7 @@ func TestClusterConfig(t *testing.T) {
 					Peers:  []cluster.Peer{{ID: "n1", ClientAddr: "127.0.0.1:7001", BusAddr: "127.0.0.1:17001"}},
 					Groups: 3, GroupsPerNode: 1, Replicas: 3, DeadAfter: 30 * time.Second,
 					RaftHeartbeat: 400 * time.Millisecond, RaftElection: 400 * time.Millisecond,
-					RaftLeaderLease: 200 * time.Millisecond,
+					RaftLeaderLease: 400 * time.Millisecond,
 				}
 				if !reflect.DeepEqual(c, want) {
 					t.Fatalf("got %+v\nwant %+v", c, want)
@@ -164,7 +164,7 @@ func TestClusterConfig(t *testing.T) {
 			name: "raft timeout",
 			args: []string{"--id", "a", "--raft-timeout", "1s"},
 			check: func(t *testing.T, c cluster.Config) {
-				if c.RaftHeartbeat != time.Second || c.RaftElection != time.Second || c.RaftLeaderLease != 500*time.Millisecond {
+				if c.RaftHeartbeat != time.Second || c.RaftElection != time.Second || c.RaftLeaderLease != time.Second {
 					t.Fatalf("raft timing: %+v", c)
 				}
 			},
