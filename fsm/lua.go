@@ -17,7 +17,8 @@ import (
 
 // The Lua runtime of EVAL: a fresh, sandboxed gopher-lua state per script
 // run, so that nothing one script does can leak into the next one and
-// every replica runs each script from the same starting point.
+// every replica runs each script from the same starting point. Fresh
+// states are built ahead of need, off the apply path (lua_prebuilt.go).
 //
 // Determinism:
 //   - no io, os, package, require, dofile, loadfile, print, coroutine
@@ -114,6 +115,7 @@ type scriptRun struct {
 	rand     lrand48
 	ids      map[any]int // tostring numbers of tables and functions
 	inCall   bool
+	state    *lua.LState // its sandboxed state, built ahead (lua_prebuilt.go)
 }
 
 // runScript runs a compiled script with KEYS and ARGV and returns its reply.
@@ -129,8 +131,10 @@ func runScript(c *Ctx, sha string, cs *compiledScript, keys, argv [][]byte, read
 // newScriptRun prepares one run: c is nil while a function library loads
 // (FUNCTION LOAD runs no command and draws no random number).
 func newScriptRun(c *Ctx, name, source string, keys [][]byte, readOnly bool, budget int64) *scriptRun {
-	r := &scriptRun{c: c, sha: name, source: source, readOnly: readOnly, resp: 2, slot: -1,
-		budget: &budgetCtx{Context: context.Background(), limit: budget}}
+	r, L := takeLuaState()
+	// The state's functions hold r: fill the run in place.
+	*r = scriptRun{c: c, sha: name, source: source, readOnly: readOnly, resp: 2, slot: -1,
+		budget: &budgetCtx{Context: context.Background(), limit: budget}, state: L}
 	if len(keys) > 0 {
 		r.slot = int(slots.Of(keys[0]))
 	}
@@ -140,12 +144,12 @@ func newScriptRun(c *Ctx, name, source string, keys [][]byte, readOnly bool, bud
 	return r
 }
 
-// newState makes the run's sandboxed Lua state, counting instructions
-// against its budget from here on.
+// newState returns the run's sandboxed Lua state, counting instructions
+// against its budget from here on. The caller closes it: a state serves
+// one run only.
 func (r *scriptRun) newState() *lua.LState {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: luaCallStack, RegistrySize: luaRegistry,
-		RegistryMaxSize: luaRegistryMax, MinimizeStackMemory: true})
-	r.setup(L)
+	L := r.state
+	r.state = nil
 	L.SetContext(r.budget)
 	return L
 }

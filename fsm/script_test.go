@@ -410,3 +410,20 @@ func BenchmarkScriptEvalsha(b *testing.B) {
 		})
 	}
 }
+
+// TestScriptStatesAreFresh: states are built ahead (lua_prebuilt.go) but
+// each serves one run, so what a script does to its libraries or tostring
+// numbering never reaches the next run, wherever its state came from.
+func TestScriptStatesAreFresh(t *testing.T) {
+	h := newHarness(t)
+	pollute := `string.len = function() return 99 end; math.floor = nil; cjson.x = 1; return tostring({})`
+	first := h.scriptDo("eval", pollute, "0")
+	for i := range 2 * prebuiltStates { // past the prebuilt ones into newly built ones
+		if got := h.scriptDo("eval", `return {string.len('ab'), math.floor(2.5), tostring(cjson.x)}`, "0"); got != `[:2 :2 "nil"]` {
+			t.Fatalf("run %d after a polluting script: %s, want [:2 :2 \"nil\"]", i, got)
+		}
+	}
+	if again := h.scriptDo("eval", pollute, "0"); again != first {
+		t.Fatalf("tostring numbering differs between runs: %s then %s", first, again)
+	}
+}
