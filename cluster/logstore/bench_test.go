@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	raftwal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 )
 
 // benchStore opens one log per group in dir; it returns a func closing
@@ -106,11 +107,12 @@ func openWALs(b *testing.B, dir string, groups int) ([]raft.LogStore, func(), fu
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			b.Fatal(err)
 		}
-		w, err := raftwal.Open(d)
+		meta := &metadb.BoltMetaDB{} // raft-wal v0.4.0's Close leaves its own open
+		w, err := raftwal.Open(d, raftwal.WithMetaStore(meta))
 		if err != nil {
 			b.Fatal(err)
 		}
-		logs, closers = append(logs, w), append(closers, w)
+		logs, closers = append(logs, w), append(closers, w, meta)
 	}
 	return logs, func() { closeEach(closers) }, nil
 }
