@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -132,10 +133,17 @@ func TestBlockedClientOfDeposedLeader(t *testing.T) {
 			t.Fatal("the blocked client was never answered")
 		}
 	}
-	n, err := ReadOn(c.Nodes[c.Leader(gid)], gid, "LLEN", key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// After the heal, leader spreading may move the leadership: a read
+	// refused as not-leader is asked again.
+	var n resp.Value
+	PollUntil(t, "LLEN on the group's leader", func() bool {
+		var err error
+		n, err = ReadOn(c.Nodes[c.Leader(gid)], gid, "LLEN", key)
+		if err != nil && !errors.Is(err, ErrNotLeader) {
+			t.Fatal(err)
+		}
+		return err == nil
+	})
 	got := fmt.Sprintf("%q", end.Outcome.Reply.Append(nil, resp.RESP2))
 	t.Logf("blocked client: %s; LLEN %s = %d", got, key, n.Int)
 	if end.Outcome.Reply.IsError() && !strings.HasPrefix(string(end.Outcome.Reply.Str), "ERR write outcome unknown") {

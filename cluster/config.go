@@ -27,6 +27,11 @@ type Config struct {
 	BusBind         string // default: ClientBind's port + 10000
 	BusAdvertise    string // default: this node's Peers entry, else BusBind
 	DataDir         string
+	// LogStore is where groups created from now on keep their Raft log:
+	// LogStorePebble (default), LogStoreBolt or LogStoreWAL. A group's
+	// directory records its choice (logchoice.go), so existing groups
+	// keep theirs whatever this says.
+	LogStore string
 
 	// Peers lists every node, self included, in the same order on every node:
 	// a static start where every node bootstraps the meta group with them.
@@ -92,6 +97,13 @@ func (c Config) withDefaults() (Config, Peer, error) {
 	}
 	if c.Groups <= 0 {
 		c.Groups = 3
+	}
+	switch c.LogStore {
+	case "":
+		c.LogStore = LogStorePebble
+	case LogStorePebble, LogStoreBolt, LogStoreWAL:
+	default:
+		return c, Peer{}, fmt.Errorf("cluster: config: log store %q: want %s, %s or %s", c.LogStore, LogStorePebble, LogStoreBolt, LogStoreWAL)
 	}
 	if c.Groups > 1024 {
 		return c, Peer{}, fmt.Errorf("cluster: config: %d groups is too many", c.Groups)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/slots"
 )
@@ -33,7 +32,7 @@ type Group struct {
 	log      *slog.Logger
 	raft     *raft.Raft
 	fsm      *fsm.FSM
-	bolt     *raftboltdb.BoltStore
+	stores   *raftHandle // the Raft's stores (raftstore.go)
 	propc    chan *proposal
 	inflight chan inflight
 	// applyMu orders raft.Apply against the start of a leadership
@@ -179,7 +178,7 @@ func (g *Group) open(boot []Peer) error {
 	if err != nil {
 		return err
 	}
-	g.raft, g.bolt = h.raft, h.bolt
+	g.raft, g.stores = h.raft, h
 	g.propc = make(chan *proposal, 1024)
 	g.inflight = make(chan inflight, maxInflight)
 	g.readc = make(chan *readWaiter, 1024)
@@ -205,10 +204,10 @@ func (g *Group) shutdown() error {
 }
 
 func (g *Group) closeStores() error {
-	if g.bolt == nil {
+	if g.stores == nil {
 		return nil
 	}
-	return g.bolt.Close()
+	return g.stores.closeStores()
 }
 
 // remoteLeader is the leader of a group not hosted here, from the cache or

@@ -3,6 +3,6 @@
 package cluster
 
 // plantAckBeforeDurable is false in every normal build: a log append
-// returns once raft-boltdb has written and synced it.
+// returns once the log store has written and synced it.
 // logstore_plantbug_ack.go sets it.
 const plantAckBeforeDurable = false

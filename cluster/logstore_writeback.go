@@ -85,6 +85,13 @@ func (w *writeBackLogs) StoreLogs(logs []*raft.Log) error {
 	return nil
 }
 
+// IsMonotonic passes on the real store's answer: raft-wal is monotonic,
+// and raft must then drop its whole log when it installs a snapshot.
+func (w *writeBackLogs) IsMonotonic() bool {
+	m, ok := w.LogStore.(raft.MonotonicLogStore)
+	return ok && m.IsMonotonic()
+}
+
 func (w *writeBackLogs) StoreLog(l *raft.Log) error { return w.StoreLogs([]*raft.Log{l}) }
 
 func (w *writeBackLogs) GetLog(index uint64, out *raft.Log) error {

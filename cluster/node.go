@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/slotraft/slotraft/cluster/logstore"
 	"github.com/slotraft/slotraft/cluster/transport"
 )
 
@@ -58,10 +59,15 @@ type Node struct {
 
 	keyspace keyspaceEvents // notify-keyspace-events and where events go (notify.go)
 	saves    saveState      // SAVE / BGSAVE: snapshots of every hosted group (save.go)
+
+	// raftlog is the node-wide Raft log store (raftstore.go); nil when no
+	// group uses it.
+	raftlog *logstore.DB
 }
 
-// NewNode starts the bus, gossip and the meta group; the slot groups this
-// node replicates are opened as the cluster map arrives (reconcile.go), so
+// NewNode starts the bus, opens the node-wide Raft log store (dropping the
+// logs of group directories that were deleted), gossip and the meta group;
+// the slot groups this node replicates are opened as the cluster map arrives (reconcile.go), so
 // NewNode does not wait for the other nodes.
 func NewNode(cfg Config) (*Node, error) {
 	cfg, self, err := cfg.withDefaults()
@@ -100,6 +106,10 @@ func NewNode(cfg Config) (*Node, error) {
 		n.cancel()
 		return nil, err
 	}
+	if err := n.openRaftLog(); err != nil {
+		_ = n.Close()
+		return nil, fmt.Errorf("cluster: raft log store: %w", err)
+	}
 	if err := n.openMeta(); err != nil {
 		_ = n.Close()
 		return nil, fmt.Errorf("cluster: meta group: %w", err)
@@ -121,7 +131,7 @@ func NewNode(cfg Config) (*Node, error) {
 }
 
 // Close stops the node's loops, then shuts down every Raft group, then the
-// bus. Requests in flight get ErrNotLeader (never proposed) or an outcome
+// bus, then the node-wide log store the groups wrote to. Requests in flight get ErrNotLeader (never proposed) or an outcome
 // from Raft. The loops stop while Raft still runs because hashicorp/raft
 // never answers some futures (VerifyLeader, LeadershipTransfer) that are
 // still queued when it shuts down.
@@ -156,6 +166,12 @@ func (n *Node) Close() error {
 		}
 		if n.mux != nil {
 			if err := n.mux.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		// Last: every group that wrote to it is shut down.
+		if n.raftlog != nil {
+			if err := n.raftlog.Close(); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -239,7 +239,7 @@ func TestSnapshotInstall(t *testing.T) {
 	c.LeadersSpread()
 	l := c.Leader(1)
 	f := (l + 1) % 3
-	stoppedAt, err := grp(c.Nodes[f], 1).bolt.LastIndex()
+	stoppedAt, err := grp(c.Nodes[f], 1).stores.log.LastIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,13 +250,12 @@ func TestSnapshotInstall(t *testing.T) {
 		c.Set(1, KeyIn(1, 3, fmt.Sprintf("k%d-", i)), "v")
 		c.Set(1, counter, fmt.Sprint(i+1))
 	}
-	first, err := grp(c.Nodes[l], 1).bolt.FirstIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first <= stoppedAt+1 {
-		t.Fatalf("leader kept its log from index %d; the follower stopped at %d, so no snapshot is needed", first, stoppedAt)
-	}
+	// Raft snapshots on a timer (SnapshotInterval to twice that), which
+	// fast appends can outrun: wait for the compaction.
+	PollUntil(t, fmt.Sprintf("the leader to compact its log past index %d, where the follower stopped", stoppedAt), func() bool {
+		first, err := grp(c.Nodes[l], 1).stores.log.FirstIndex()
+		return err == nil && first > stoppedAt+1
+	})
 	c.Restart(f)
 	PollUntil(t, "restarted follower catches up from a snapshot", func() bool {
 		got, ok := StaleGet(c.Nodes[f], 1, counter)

@@ -44,11 +44,19 @@ type TestCluster struct {
 	Dirs     []string
 	Nodes    []*Node // nil while stopped
 	replicas int
+	// LogStore is the nodes' Config.LogStore from their next (re)start.
+	LogStore string
 }
 
 func NewTestCluster(t testing.TB, size, replicas int) *TestCluster {
 	t.Helper()
-	c := &TestCluster{t: t, Faults: transport.NewFaults(), Nodes: make([]*Node, size), replicas: replicas}
+	return newTestClusterLog(t, size, replicas, "")
+}
+
+// newTestClusterLog is NewTestCluster whose nodes start with LogStore logStore.
+func newTestClusterLog(t testing.TB, size, replicas int, logStore string) *TestCluster {
+	t.Helper()
+	c := &TestCluster{t: t, Faults: transport.NewFaults(), Nodes: make([]*Node, size), replicas: replicas, LogStore: logStore}
 	lns := make([]net.Listener, size)
 	for i := range size {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -89,7 +97,7 @@ func grp(n *Node, gid uint32) *Group {
 
 func (c *TestCluster) config(i int, ln net.Listener) Config {
 	return Config{
-		ID: c.Peers[i].ID, DataDir: c.Dirs[i], Peers: c.Peers, Groups: 3, Replicas: c.replicas,
+		ID: c.Peers[i].ID, DataDir: c.Dirs[i], Peers: c.Peers, Groups: 3, Replicas: c.replicas, LogStore: c.LogStore,
 		Logger: TestLogger(), BusListener: ln, Faults: c.Faults,
 		RaftHeartbeat: TestHeartbeat, RaftElection: TestElection, RaftLeaderLease: TestLease, RaftCommit: TestCommit,
 		SnapshotThreshold: 64, SnapshotInterval: 500 * time.Millisecond, TrailingLogs: 32,

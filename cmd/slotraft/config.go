@@ -63,6 +63,7 @@ type serverFlags struct {
 	groups          int
 	groupsPerNode   int
 	replicas        int
+	logStore        string
 	logLevel        string
 	logFormat       string
 	pprof           string
@@ -88,6 +89,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.IntVar(&f.groups, "groups", 3, "number of slot groups (Raft groups)")
 	fs.IntVar(&f.groupsPerNode, "groups-per-node", 1, "as nodes join, create slot groups up to this many per node and spread the slots over them, online (0: keep the number of groups)")
 	fs.IntVar(&f.replicas, "replicas", 3, "replicas per slot group (not capped at the number of nodes: groups get replicas as nodes join)")
+	fs.StringVar(&f.logStore, "log-store", cluster.LogStorePebble, "where groups created from now on keep their Raft log: pebble (one store for the node, one fsync for many groups), bolt (raft-boltdb per group) or wal (raft-wal per group); existing groups keep theirs")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (/debug/pprof/) on this host:port (off by default; keep it on loopback)")
@@ -213,6 +215,11 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 	if f.groupsPerNode < 0 {
 		return cfg, fmt.Errorf("--groups-per-node %d: want 0 or more", f.groupsPerNode)
 	}
+	switch f.logStore {
+	case cluster.LogStorePebble, cluster.LogStoreBolt, cluster.LogStoreWAL:
+	default:
+		return cfg, fmt.Errorf("--log-store %q: want pebble, bolt or wal", f.logStore)
+	}
 	self, err := f.selfPeer(peers)
 	if err != nil {
 		return cfg, err
@@ -239,6 +246,7 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 		BusBind:         busBind,
 		BusAdvertise:    self.BusAddr,
 		DataDir:         dataDir,
+		LogStore:        f.logStore,
 		Peers:           peers,
 		Join:            join,
 		BootstrapExpect: f.bootstrapExpect,

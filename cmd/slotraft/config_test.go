@@ -69,7 +69,7 @@ func TestClusterConfig(t *testing.T) {
 			check: func(t *testing.T, c cluster.Config) {
 				want := cluster.Config{
 					ID: "n1", ClientBind: "127.0.0.1:7001", ClientAdvertise: "127.0.0.1:7001",
-					BusBind: "127.0.0.1:17001", BusAdvertise: "127.0.0.1:17001", DataDir: "data/n1",
+					BusBind: "127.0.0.1:17001", BusAdvertise: "127.0.0.1:17001", DataDir: "data/n1", LogStore: "pebble",
 					Peers:  []cluster.Peer{{ID: "n1", ClientAddr: "127.0.0.1:7001", BusAddr: "127.0.0.1:17001"}},
 					Groups: 3, GroupsPerNode: 1, Replicas: 3, DeadAfter: 30 * time.Second,
 					RaftHeartbeat: 400 * time.Millisecond, RaftElection: 400 * time.Millisecond,
@@ -125,6 +125,15 @@ func TestClusterConfig(t *testing.T) {
 			},
 		},
 		{
+			name: "log store",
+			args: []string{"--id", "n1", "--log-store", "bolt"},
+			check: func(t *testing.T, c cluster.Config) {
+				if c.LogStore != cluster.LogStoreBolt {
+					t.Fatalf("LogStore = %q, want bolt", c.LogStore)
+				}
+			},
+		},
+		{
 			name: "bootstrap",
 			args: []string{"--id", "n1", "--bootstrap", "--replicas", "3"},
 			check: func(t *testing.T, c cluster.Config) {
@@ -176,6 +185,7 @@ func TestClusterConfig(t *testing.T) {
 		{name: "self not in peers", args: []string{"--id", "node9", "--peers", threePeers}, wantErr: "does not list"},
 		{name: "advertise disagrees", args: []string{"--id", "node1", "--advertise", "127.0.0.1:9999", "--peers", threePeers}, wantErr: "disagrees"},
 		{name: "wildcard advertise", args: []string{"--id", "a", "--bind", "0.0.0.0:7001"}, wantErr: "set --advertise"},
+		{name: "unknown log store", args: []string{"--id", "a", "--log-store", "rocks"}, wantErr: "--log-store \"rocks\""},
 		{name: "zero groups", args: []string{"--id", "a", "--groups", "0"}, wantErr: "--groups"},
 		{name: "zero replicas", args: []string{"--id", "a", "--replicas", "0"}, wantErr: "--replicas"},
 		{name: "bad bind", args: []string{"--id", "a", "--bind", "7001"}, wantErr: "--bind"},
@@ -251,7 +261,7 @@ func TestShellQuote(t *testing.T) {
 func TestDevPlan(t *testing.T) {
 	dir := t.TempDir()
 	fs, f := newDevFlagSet(&bytes.Buffer{})
-	if err := fs.Parse([]string{"--data-dir", dir, "--base-port", "7101", "--nodes", "3"}); err != nil {
+	if err := fs.Parse([]string{"--data-dir", dir, "--base-port", "7101", "--nodes", "3", "--log-store", "wal"}); err != nil {
 		t.Fatal(err)
 	}
 	nodes, err := f.plan()
@@ -275,8 +285,8 @@ func TestDevPlan(t *testing.T) {
 	if err := sfs.Parse(n.argv[2:]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sf.clusterConfig(); err != nil {
-		t.Fatalf("server rejects dev's flags: %v", err)
+	if cfg, err := sf.clusterConfig(); err != nil || cfg.LogStore != cluster.LogStoreWAL {
+		t.Fatalf("server takes dev's flags as %+v, %v (want log store wal)", cfg, err)
 	}
 	if _, err := (&devFlags{nodes: 3, basePort: 60000, dataDir: dir}).plan(); err == nil {
 		t.Fatal("want an error for bus ports past 65535")

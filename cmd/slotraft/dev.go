@@ -31,6 +31,7 @@ type devFlags struct {
 	nodes     int
 	groups    int
 	replicas  int
+	logStore  string
 	logLevel  string
 	logFormat string
 	wait      time.Duration
@@ -47,6 +48,7 @@ func newDevFlagSet(out io.Writer) (*flag.FlagSet, *devFlags) {
 	fs.IntVar(&f.nodes, "nodes", 3, "number of server processes")
 	fs.IntVar(&f.groups, "groups", 3, "number of slot groups")
 	fs.IntVar(&f.replicas, "replicas", 3, "replicas per slot group")
+	fs.StringVar(&f.logStore, "log-store", "pebble", "the nodes' --log-store for new groups: pebble, bolt or wal")
 	fs.StringVar(&f.logLevel, "log-level", "info", "the nodes' log level")
 	fs.StringVar(&f.logFormat, "log-format", "text", "the nodes' log format: text or json")
 	fs.DurationVar(&f.wait, "wait", 60*time.Second, "how long to wait for cluster_state:ok")
@@ -149,7 +151,7 @@ func (f *devFlags) plan() ([]*devNode, error) {
 			"--id", n.id, "--bind", n.client, "--peers", strings.Join(peers, ","),
 			"--data-dir", filepath.Join(dir, n.id),
 			"--groups", strconv.Itoa(f.groups), "--replicas", strconv.Itoa(f.replicas),
-			"--log-level", f.logLevel, "--log-format", f.logFormat,
+			"--log-store", f.logStore, "--log-level", f.logLevel, "--log-format", f.logFormat,
 		}
 	}
 	if f.pprofPort > 0 {
