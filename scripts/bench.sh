@@ -19,7 +19,8 @@
 # BENCH_COLL_N requests per collection test (50000; 0 skips them),
 # BENCH_C clients (50), BENCH_R keyspace size for -r (100000),
 # BENCH_PIPELINES ("1 16"), BENCH_TX_N (20000; 0 skips), BENCH_PUBSUB_N
-# (10000; 0 skips), BENCH_PUBSUB_SUBS ("1,10,100"), BENCH_PUBSUB_PUBLISHERS
+# (10000; 0 skips), BENCH_C1_N (10000; 0 skips SET-c1), BENCH_LOG_STORE
+# (pebble; bolt or wal: slotraft's --log-store), BENCH_PUBSUB_SUBS ("1,10,100"), BENCH_PUBSUB_PUBLISHERS
 # (4), SLOTRAFT_BASE_PORT (7101; bus ports +10000),
 # REDIS_AOF_PORT (7201), REDIS_MEM_PORT (7202).
 set -euo pipefail
@@ -34,6 +35,7 @@ BENCH_C=${BENCH_C:-50}
 BENCH_R=${BENCH_R:-100000}
 BENCH_PIPELINES=${BENCH_PIPELINES:-"1 16"}
 BENCH_C1_N=${BENCH_C1_N:-10000}
+BENCH_LOG_STORE=${BENCH_LOG_STORE:-pebble}
 BENCH_TX_N=${BENCH_TX_N:-20000}
 BENCH_PUBSUB_N=${BENCH_PUBSUB_N:-10000}
 BENCH_PUBSUB_SUBS=${BENCH_PUBSUB_SUBS:-"1,10,100"}
@@ -60,6 +62,7 @@ start_slotraft() {
 	CGO_ENABLED=0 go build -trimpath -o bin/slotraft ./cmd/slotraft
 	log "starting slotraft on 127.0.0.1:${SLOTRAFT_BASE_PORT}-$((SLOTRAFT_BASE_PORT + 2))"
 	bin/slotraft dev --base-port "$SLOTRAFT_BASE_PORT" --data-dir "$work/slotraft" --log-level warn \
+		--log-store "$BENCH_LOG_STORE" \
 		>"$work/slotraft-dev.out" 2>&1 &
 	pids+=("$!")
 	local dev=$!
@@ -262,7 +265,7 @@ tools redis-mem "127.0.0.1:$REDIS_MEM_PORT"
 terms_after=$(raft_terms "$SLOTRAFT_BASE_PORT")
 
 echo
-echo "slotraft (3 nodes, 3 groups x 3 replicas) vs redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
+echo "slotraft (3 nodes, 3 groups x 3 replicas, --log-store $BENCH_LOG_STORE) vs redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
 echo "redis-benchmark -c $BENCH_C -n $BENCH_N -r $BENCH_R; $(nproc) cores; $(uname -sr)"
 echo "redis-aof: appendonly yes, appendfsync always.  redis-mem: no persistence."
 echo
