@@ -33,15 +33,15 @@ func DeadlinePassed(at, now int64) bool { return at != 0 && at <= now }
 // hidden by Get and listed by Expired until it is deleted.
 func (o *Object) ExpiredAt(now int64) bool { return DeadlinePassed(o.ExpireAt, now) }
 
-func (s *Store) indexExpiry(key []byte, o *Object) {
-	if o.ExpireAt != 0 {
-		s.expires.Set(expiry{at: o.ExpireAt, key: key})
+func (s *Store) indexExpiry(r *record) {
+	if at := r.expireAt(); at != 0 {
+		s.expires.Set(expiry{at: at, key: r.keyBytes()})
 	}
 }
 
-func (s *Store) unindexExpiry(key []byte, o *Object) {
-	if o.ExpireAt != 0 {
-		s.expires.Delete(expiry{at: o.ExpireAt, key: key})
+func (s *Store) unindexExpiry(r *record) {
+	if at := r.expireAt(); at != 0 {
+		s.expires.Delete(expiry{at: at, key: r.key})
 	}
 }
 
