@@ -14,10 +14,10 @@
 // marks the live tree so that later writes copy the nodes they touch.
 //
 // Layout (entry.go). The key tree holds a cursor and a pointer to a record
-// per key. A small string without an expiry is stored inline: key and value
-// in one allocation, its Version and Touched in the record, no Object; Get
-// returns a new Object for it on every call. Every other value keeps its
-// *Object.
+// per key. A small string (up to 256 bytes) is stored inline: key, value
+// and deadline in one allocation, its Version and Touched in the record, no
+// Object; Get returns a new Object for it on every call. Every other value
+// keeps its *Object. The expiry index points at the same records.
 //
 // Immutability and copy-on-write. A record, an Object and a key, once
 // stored, are never modified: a mutation builds a new *Object and Puts it,

@@ -1,12 +1,15 @@
 package store
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
-// The key tree's layout. Most keys of a cache are small strings without an
-// expiry, so those are stored compactly: the tree entry is a cursor and a
-// pointer (16 bytes, so a tree node holds many), the slot record holds the
-// metadata, and the key and the value share one allocation. A key whose
-// value is anything else keeps an *Object.
+// The key tree's layout. Most keys of a cache are small strings, so those
+// are stored compactly: the tree entry is a cursor and a pointer (16 bytes,
+// so a tree node holds many), the record holds the metadata, and the key,
+// the value and the deadline if any share one allocation. A key whose value
+// is anything else keeps an *Object.
 //
 // Per small string key that is 3 allocations (the tree's share, the 48-byte
 // record, key+value) where an Object took 4 and twice the bytes; see
@@ -29,16 +32,27 @@ type entry struct {
 // record is one stored key. It is shared with the Views taken after it was
 // stored, so it is never modified: a change stores a new record.
 //
-// An inline string has obj == nil: key holds the key and its capacity runs
-// on over the value in the same array (value = key[len(key):cap(key)]), and
+// An inline string has obj == nil, or obj == inlineDeadline if it has a
+// deadline: key holds the key and its capacity runs on over the value in
+// the same array, then over the deadline's 8 bytes (little-endian) if any;
 // version and touched are the Object's Version and Touched. Anything else
-// has obj set and key's capacity equals its length.
+// has its Object in obj, and key's capacity equals its length.
 type record struct {
 	key     []byte
 	version uint64
 	touched int64
 	obj     *Object
 }
+
+// inlineDeadline marks an inline string with a deadline in its bytes. It is
+// only ever compared with, never read: a sentinel costs no field, so the
+// record stays in the 48-byte size class.
+var inlineDeadline = &Object{}
+
+// deadlineLen is the size of an inline deadline.
+const deadlineLen = 8
+
+func (r *record) inline() bool { return r.obj == nil || r.obj == inlineDeadline }
 
 func entryLess(a, b entry) bool {
 	if a.cur != b.cur {
@@ -50,10 +64,10 @@ func entryLess(a, b entry) bool {
 	return bytes.Compare(a.r.key, b.r.key) < 0
 }
 
-// inlinable reports whether o is stored inline: a string without an expiry
-// and with a small value.
+// inlinable reports whether o is stored inline: a string with a small
+// value.
 func inlinable(o *Object) bool {
-	return o.Type == TypeString && o.ExpireAt == 0 && len(o.Str) <= inlineMax
+	return o.Type == TypeString && len(o.Str) <= inlineMax
 }
 
 // newRecord makes key's record for o, copying the key (and, inline, the
@@ -62,10 +76,20 @@ func newRecord(key []byte, o *Object) *record {
 	if !inlinable(o) {
 		return &record{key: bytes.Clone(key)[:len(key):len(key)], obj: o}
 	}
-	buf := make([]byte, len(key)+len(o.Str))
+	n := len(key) + len(o.Str)
+	r := &record{version: o.Version, touched: o.Touched}
+	var buf []byte
+	if o.ExpireAt == 0 {
+		buf = make([]byte, n)
+	} else {
+		buf = make([]byte, n+deadlineLen)
+		binary.LittleEndian.PutUint64(buf[n:], uint64(o.ExpireAt))
+		r.obj = inlineDeadline
+	}
 	copy(buf, key)
 	copy(buf[len(key):], o.Str)
-	return &record{key: buf[:len(key)], version: o.Version, touched: o.Touched}
+	r.key = buf[:len(key)]
+	return r
 }
 
 // keyBytes is the key, its capacity cut to its length so that an append by
@@ -75,7 +99,7 @@ func (r *record) keyBytes() []byte { return r.key[:len(r.key):len(r.key)] }
 // object is the record's Object; for an inline string a new one whose Str
 // shares the record's bytes (the store's slices are read-only).
 func (r *record) object() *Object {
-	if r.obj != nil {
+	if !r.inline() {
 		return r.obj
 	}
 	o := &Object{}
@@ -85,13 +109,26 @@ func (r *record) object() *Object {
 
 // fill sets *o to an inline string's Object.
 func (r *record) fill(o *Object) {
-	*o = Object{Type: TypeString, Str: r.key[len(r.key):cap(r.key)], Version: r.version, Touched: r.touched}
+	end := r.valueEnd()
+	*o = Object{Type: TypeString, Str: r.key[len(r.key):end:end], ExpireAt: r.expireAt(),
+		Version: r.version, Touched: r.touched}
 }
 
-// expireAt is the key's deadline (0: none; an inline string has none).
+// valueEnd is where an inline value ends in key's array.
+func (r *record) valueEnd() int {
+	if r.obj == inlineDeadline {
+		return cap(r.key) - deadlineLen
+	}
+	return cap(r.key)
+}
+
+// expireAt is the key's deadline (0: none).
 func (r *record) expireAt() int64 {
-	if r.obj == nil {
+	switch r.obj {
+	case nil:
 		return 0
+	case inlineDeadline:
+		return int64(binary.LittleEndian.Uint64(r.key[cap(r.key)-deadlineLen : cap(r.key)]))
 	}
 	return r.obj.ExpireAt
 }
@@ -102,7 +139,7 @@ func (r *record) expiredAt(now int64) bool { return DeadlinePassed(r.expireAt(),
 // allocation per inline string: it fills one scratch Object per walk,
 // reused for the next key, so the callback must not keep o.
 func (r *record) visit(scratch *Object) *Object {
-	if r.obj != nil {
+	if !r.inline() {
 		return r.obj
 	}
 	r.fill(scratch)

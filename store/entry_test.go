@@ -32,7 +32,9 @@ func TestInlineLayoutChoice(t *testing.T) {
 		{"empty string", str("", 0), true},
 		{"string at the limit", str(limit, 0), true},
 		{"string over the limit", str(big, 0), false},
-		{"small string with expiry", str(small, 5000), false},
+		{"small string with expiry", str(small, 5000), true},
+		{"string at the limit with expiry", str(limit, 5000), true},
+		{"string over the limit with expiry", str(big, 5000), false},
 		{"collection", &Object{Type: TypeList, Coll: &testColl{items: []string{"a"}}}, false},
 	}
 	for _, tt := range tests {
@@ -43,8 +45,8 @@ func TestInlineLayoutChoice(t *testing.T) {
 			in := want
 			s.Put([]byte("key"), &in)
 			r := recordOf(s, "key")
-			if (r.obj == nil) != tt.inline {
-				t.Fatalf("inline = %v, want %v", r.obj == nil, tt.inline)
+			if r.inline() != tt.inline {
+				t.Fatalf("inline = %v, want %v", r.inline(), tt.inline)
 			}
 			got := s.Get([]byte("key"), 0)
 			if got.Type != want.Type || !bytes.Equal(got.Str, want.Str) || got.ExpireAt != want.ExpireAt ||
@@ -76,33 +78,46 @@ func TestInlineCopiesItsInput(t *testing.T) {
 	}
 }
 
-// TestExpiryConvertsLayout sets and clears a deadline on a small string:
-// the key moves to an Object and back, and the expiry index follows.
-func TestExpiryConvertsLayout(t *testing.T) {
-	s := New()
-	key := []byte("k")
-	s.Put(key, str("v", 0))
-	s.Put(key, str("v", 500))
-	if r := recordOf(s, "k"); r.obj == nil || r.obj.ExpireAt != 500 {
-		t.Fatalf("with a deadline: record %+v, want an Object expiring at 500", r)
+// TestExpiryOnInlineString sets, moves and clears a deadline on a small
+// string (which stays inline, its deadline in its bytes) and on a large one
+// (an Object), and checks what Get, Expired and the expiry index say.
+func TestExpiryOnInlineString(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		value  string
+		inline bool
+	}{{"small", "v", true}, {"large", strings.Repeat("L", inlineMax+1), false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New()
+			key := []byte("k")
+			check := func(at int64) {
+				t.Helper()
+				r := recordOf(s, "k")
+				if r.inline() != tt.inline || r.expireAt() != at {
+					t.Fatalf("record inline %v expiring at %d, want inline %v at %d", r.inline(), r.expireAt(), tt.inline, at)
+				}
+				if o := s.GetRaw(key); string(o.Str) != tt.value || o.ExpireAt != at {
+					t.Fatalf("GetRaw = %q expiring at %d, want %d", o.Str, o.ExpireAt, at)
+				}
+				checkInvariants(t, s, map[string]int64{"k": at})
+			}
+			for _, at := range []int64{0, 500, 300, 0, 1 << 62} {
+				s.Put(key, str(tt.value, at))
+				check(at)
+			}
+			s.Put(key, str(tt.value, 500))
+			if got := s.Expired(500, 10); len(got) != 1 || string(got[0]) != "k" {
+				t.Fatalf("Expired(500) = %q", got)
+			}
+			if s.Get(key, 500) != nil || s.Get(key, 499) == nil {
+				t.Fatal("the deadline does not hide the key from 500 on")
+			}
+			s.Delete(key)
+			if s.expires.Len() != 0 || s.Len() != 0 {
+				t.Fatal("Delete left the key or its deadline")
+			}
+		})
 	}
-	if got := s.Expired(500, 10); len(got) != 1 || string(got[0]) != "k" {
-		t.Fatalf("Expired(500) = %q", got)
-	}
-	if s.Get(key, 500) != nil || s.Get(key, 499) == nil {
-		t.Fatal("the deadline does not hide the key at 500 only")
-	}
-	s.Put(key, str("w", 0))
-	if r := recordOf(s, "k"); r.obj != nil {
-		t.Fatalf("deadline cleared: record %+v, want inline", r)
-	}
-	if s.expires.Len() != 0 || len(s.Expired(1<<60, 10)) != 0 {
-		t.Fatal("the expiry index still holds the key")
-	}
-	if o := s.Get(key, 1<<60); o == nil || string(o.Str) != "w" || o.ExpireAt != 0 {
-		t.Fatalf("Get = %+v, want w without expiry", o)
-	}
-	checkInvariants(t, s, map[string]int64{"k": 0})
 }
 
 // TestViewKeepsInlineStrings changes every kind of key in every way after
@@ -131,8 +146,8 @@ func TestViewKeepsInlineStrings(t *testing.T) {
 			s.Put(key, &Object{Type: TypeString, Str: []byte("new"), Version: 999, Touched: 999})
 		case 1: // to big, or to small
 			s.Put(key, str(big+"x", 0))
-		case 2: // gains or loses a deadline
-			s.Put(key, str("ttl", 7000))
+		case 2: // gains, moves or loses a deadline
+			s.Put(key, str("ttl", int64(7000*(i%2))))
 		case 3: // an Object of its own, changed in place
 			o := s.Mutable(key, 0)
 			o.Version, o.Touched = 1000, 1000
@@ -231,5 +246,26 @@ func TestAscendScratchObject(t *testing.T) {
 		if cur = s.Scan(cur, 7, check); cur == 0 {
 			break
 		}
+	}
+}
+
+// TestMutableKeepsExpiryIndex: Mutable stores a new record for a key with a
+// deadline (a collection shared with a View, an inline string); the expiry
+// index must hold the new record, not keep the old one and its value alive.
+func TestMutableKeepsExpiryIndex(t *testing.T) {
+	s := New()
+	s.Put([]byte("list"), &Object{Type: TypeList, Coll: &testColl{items: []string{"a"}}, ExpireAt: 700})
+	s.Put([]byte("str"), str("v", 800))
+	model := map[string]int64{"list": 700, "str": 800}
+	s.Snapshot()
+	for _, k := range []string{"list", "str"} {
+		o := s.Mutable([]byte(k), 0)
+		if o == nil || o.ExpireAt != model[k] {
+			t.Fatalf("Mutable(%q) = %+v, want the deadline %d", k, o, model[k])
+		}
+		checkInvariants(t, s, model)
+	}
+	if got := s.Expired(1000, 10); len(got) != 2 {
+		t.Fatalf("Expired(1000) = %q, want both keys", got)
 	}
 }

@@ -51,7 +51,7 @@ func (s *Store) Mutable(key []byte, now int64) *Object {
 	if !ok || e.r.expiredAt(now) {
 		return nil
 	}
-	if e.r.obj != nil && e.r.obj.gen == s.gen {
+	if !e.r.inline() && e.r.obj.gen == s.gen {
 		return e.r.obj
 	}
 	o := *e.r.object()
@@ -60,8 +60,10 @@ func (s *Store) Mutable(key []byte, now int64) *Object {
 	}
 	o.gen = s.gen
 	// A new record: the old one may be shared with a View. Same key and
-	// deadline, so the expiry index is unchanged.
-	s.keys.Set(entry{cur: e.cur, r: &record{key: e.r.keyBytes(), obj: &o}})
+	// deadline: the expiry index only takes the new record.
+	r := &record{key: e.r.keyBytes(), obj: &o}
+	s.keys.Set(entry{cur: e.cur, r: r})
+	s.indexExpiry(r)
 	return &o
 }
 
@@ -86,9 +88,9 @@ func (s *Store) GetRaw(key []byte) *Object {
 }
 
 // Put inserts or replaces key's Object and keeps the slot counts and the
-// expiry index up to date. The key is copied. A small string without an
-// expiry is copied too (stored inline, entry.go) and o is not kept;
-// otherwise o is stored as is and must not be modified afterwards.
+// expiry index up to date. The key is copied. A small string is copied too
+// (stored inline, entry.go) and o is not kept; otherwise o is stored as is
+// and must not be modified afterwards.
 // Put(key, nil) is Delete(key).
 func (s *Store) Put(key []byte, o *Object) {
 	if o == nil {
@@ -105,7 +107,7 @@ func (s *Store) Put(key []byte, o *Object) {
 	} else if old.r.expireAt() != o.ExpireAt {
 		s.unindexExpiry(old.r)
 	}
-	// Same deadline: Set replaces the index entry's key with the new copy.
+	// Same deadline: Set replaces the index entry's record with the new one.
 	s.indexExpiry(e.r)
 }
 

@@ -324,8 +324,13 @@ func checkInvariants(t *testing.T, s *Store, model map[string]int64) {
 		t.Fatalf("expiry index holds %d, want %d", s.expires.Len(), withTTL)
 	}
 	s.expires.Scan(func(x expiry) bool {
-		if model[string(x.key)] != x.at {
-			t.Fatalf("expiry index: %q at %d, model %d", x.key, x.at, model[string(x.key)])
+		if model[string(x.r.key)] != x.at {
+			t.Fatalf("expiry index: %q at %d, model %d", x.r.key, x.at, model[string(x.r.key)])
+		}
+		// The index holds the key tree's record, not an older one that
+		// would keep an old value alive.
+		if e, ok := s.find(x.r.key); !ok || e.r != x.r {
+			t.Fatalf("expiry index: %q holds a record the key tree does not", x.r.key)
 		}
 		return true
 	})
