@@ -10,8 +10,9 @@
 # the three nodes. Everything started here is stopped on exit.
 #
 # Knobs (environment): BENCH_MEMORY_N keys (default 1000000),
-# BENCH_MEMORY_VALUE_SIZE (3), SLOTRAFT_BASE_PORT (7301; bus ports +10000),
-# REDIS_MEM_PORT (7401).
+# BENCH_MEMORY_VALUE_SIZE (3), BENCH_MEMORY_EXPIRE (a time to live for
+# every key, e.g. 1h; default none), SLOTRAFT_BASE_PORT (7301; bus ports
+# +10000), REDIS_MEM_PORT (7401).
 #
 # The last line is exactly:
 #   memory per key: slotraft N B, redis-server M B, ratio R
@@ -23,6 +24,7 @@ LOG_PREFIX=bench-memory
 
 BENCH_MEMORY_N=${BENCH_MEMORY_N:-1000000}
 BENCH_MEMORY_VALUE_SIZE=${BENCH_MEMORY_VALUE_SIZE:-3}
+BENCH_MEMORY_EXPIRE=${BENCH_MEMORY_EXPIRE:-0}
 SLOTRAFT_BASE_PORT=${SLOTRAFT_BASE_PORT:-7301}
 REDIS_MEM_PORT=${REDIS_MEM_PORT:-7401}
 
@@ -45,7 +47,8 @@ measure() {
 	local target=$1
 	shift
 	log "loading $BENCH_MEMORY_N keys into $target"
-	bin/slotraft bench memory "$@" --keys "$BENCH_MEMORY_N" --value-size "$BENCH_MEMORY_VALUE_SIZE" --csv \
+	bin/slotraft bench memory "$@" --keys "$BENCH_MEMORY_N" --value-size "$BENCH_MEMORY_VALUE_SIZE" \
+		--expire "$BENCH_MEMORY_EXPIRE" --csv \
 		>"$work/$target.csv" 2>"$work/err.txt" || { cat "$work/err.txt" >&2; return 1; }
 	sed "s/^/  /" "$work/err.txt" >&2
 }
@@ -61,7 +64,9 @@ measure slotraft --cluster \
 measure redis-server --addrs "127.0.0.1:$REDIS_MEM_PORT"
 
 echo
-echo "$BENCH_MEMORY_N keys key:N, ${BENCH_MEMORY_VALUE_SIZE}-byte values; slotraft: 3 nodes, 3 groups x 3 replicas;"
+ttl=""
+[[ $BENCH_MEMORY_EXPIRE != 0 ]] && ttl=", time to live $BENCH_MEMORY_EXPIRE"
+echo "$BENCH_MEMORY_N keys key:N, ${BENCH_MEMORY_VALUE_SIZE}-byte values$ttl; slotraft: 3 nodes, 3 groups x 3 replicas;"
 echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), no persistence; $(nproc) cores; $(uname -sr)"
 echo
 printf "%-14s %-21s %10s %12s %12s\n" target node keys "heap B/key" "rss B/key"

@@ -37,6 +37,7 @@ type memoryFlags struct {
 	valueSize int
 	clients   int
 	settle    time.Duration
+	expire    time.Duration
 }
 
 // runBenchMemory implements `slotraft bench memory`.
@@ -49,11 +50,12 @@ func runBenchMemory(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.valueSize, "value-size", 3, "bytes per value (not digits, so Redis cannot store it as an integer)")
 	fs.IntVar(&f.clients, "clients", 8, "concurrent pipelines while loading")
 	fs.DurationVar(&f.settle, "settle", time.Second, "how long every node's key count must stay unchanged before the second reading")
+	fs.DurationVar(&f.expire, "expire", 0, "give every key this time to live (SET PX); 0: none. Keep it longer than the run")
 	if err := parseBenchFlags(fs, &f.benchCommon, args, stderr); err != nil {
 		return err
 	}
-	if f.keys < 1 || f.valueSize < 1 || f.clients < 1 || f.settle <= 0 {
-		fmt.Fprintln(stderr, "slotraft bench memory: --keys, --value-size, --clients and --settle must be positive")
+	if f.keys < 1 || f.valueSize < 1 || f.clients < 1 || f.settle <= 0 || f.expire < 0 {
+		fmt.Fprintln(stderr, "slotraft bench memory: --keys, --value-size, --clients and --settle must be positive, --expire not negative")
 		return errUsage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
@@ -74,7 +76,7 @@ func (f *memoryFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 	rdb := newBenchClient(f.addrs, f.cluster, f.clients)
 	defer rdb.Close()
 	start := time.Now()
-	if err := loadKeys(ctx, rdb, f.keys, f.valueSize, f.clients); err != nil {
+	if err := loadKeys(ctx, rdb, f.keys, f.valueSize, f.clients, f.expire); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
 	fmt.Fprintf(stderr, "loaded %d keys in %.1fs\n", f.keys, time.Since(start).Seconds())
@@ -145,10 +147,10 @@ func infoFields(info string) map[string]string {
 	return out
 }
 
-// loadKeys SETs key:0 … key:n-1 to valueSize bytes of 'x' in pipelines of
-// memoryChunk, clients at a time. A chunk that fails (a leadership moving)
-// is sent again: SET is idempotent.
-func loadKeys(ctx context.Context, rdb redis.UniversalClient, n, valueSize, clients int) error {
+// loadKeys SETs key:0 … key:n-1 to valueSize bytes of 'x' (with a time to
+// live of expire unless 0) in pipelines of memoryChunk, clients at a time. A
+// chunk that fails (a leadership moving) is sent again: SET is idempotent.
+func loadKeys(ctx context.Context, rdb redis.UniversalClient, n, valueSize, clients int, expire time.Duration) error {
 	value := strings.Repeat("x", valueSize)
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -161,7 +163,7 @@ func loadKeys(ctx context.Context, rdb redis.UniversalClient, n, valueSize, clie
 				if lo >= n || ctx.Err() != nil {
 					return
 				}
-				if err := loadChunk(ctx, rdb, lo, min(lo+memoryChunk, n), value); err != nil {
+				if err := loadChunk(ctx, rdb, lo, min(lo+memoryChunk, n), value, expire); err != nil {
 					mu.Lock()
 					firstErr = cmp.Or(firstErr, err)
 					mu.Unlock()
@@ -174,12 +176,12 @@ func loadKeys(ctx context.Context, rdb redis.UniversalClient, n, valueSize, clie
 	return cmp.Or(firstErr, ctx.Err())
 }
 
-func loadChunk(ctx context.Context, rdb redis.UniversalClient, lo, hi int, value string) error {
+func loadChunk(ctx context.Context, rdb redis.UniversalClient, lo, hi int, value string, expire time.Duration) error {
 	var err error
 	for attempt := 0; attempt < 10; attempt++ {
 		_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i := lo; i < hi; i++ {
-				p.Set(ctx, "key:"+strconv.Itoa(i), value, 0)
+				p.Set(ctx, "key:"+strconv.Itoa(i), value, expire)
 			}
 			return nil
 		})

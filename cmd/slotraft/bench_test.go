@@ -60,7 +60,7 @@ func TestBenchAgainstProcesses(t *testing.T) {
 
 	t.Run("memory", func(t *testing.T) {
 		// 3 nodes, 3 replicas per group: every node holds every key.
-		checkMemoryRows(t, 2000, 3, "--addrs", all, "--cluster", "--keys", "2000", "--settle", "300ms", "--timeout", "60s", "--csv")
+		checkMemoryRows(t, 2000, 3, "--addrs", all, "--cluster", "--keys", "2000", "--expire", "1h", "--settle", "300ms", "--timeout", "60s", "--csv")
 	})
 
 	t.Run("failover", func(t *testing.T) {
