@@ -74,7 +74,9 @@ func inlinable(o *Object) bool {
 // value: o is not kept then).
 func newRecord(key []byte, o *Object) *record {
 	if !inlinable(o) {
-		return &record{key: bytes.Clone(key)[:len(key):len(key)], obj: o}
+		// Never nil, even for the empty key: a nil key would read as absent
+		// (a null bulk string) wherever it is handed out.
+		return &record{key: append(make([]byte, 0, len(key)), key...), obj: o}
 	}
 	n := len(key) + len(o.Str)
 	r := &record{version: o.Version, touched: o.Touched}

@@ -113,6 +113,12 @@ func TestEmptyKeyAndValue(t *testing.T) {
 	if k := s.RandomKey(7, 0); k == nil || len(k) != 0 {
 		t.Fatalf("RandomKey of the empty key = %#v", k)
 	}
+	// The empty key of a value with an Object of its own (entry.go) is
+	// never nil either.
+	s.Put(nil, &Object{Type: TypeList, Coll: &testColl{items: []string{"a"}}})
+	if k := s.RandomKey(7, 0); k == nil || len(k) != 0 {
+		t.Fatalf("RandomKey of the empty list key = %#v", k)
+	}
 }
 
 func TestCountsAndKeysInSlot(t *testing.T) {
