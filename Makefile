@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # apt-get runs as root directly, through sudo otherwise.
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test test-deps lint chaos bench bench-failover bench-reshard fuzz docker clean
+.PHONY: all build run test test-deps lint chaos bench bench-failover bench-reshard bench-memory fuzz docker clean
 
 all: build
 
@@ -64,6 +64,13 @@ bench-failover: test-deps
 # RESHARD_QUICK=1 (20,000 keys). Needs only Go; not part of `make test`.
 bench-reshard:
 	scripts/bench-reshard.sh
+
+# Memory per key of 1,000,000 small string keys (BENCH_MEMORY_N): each
+# slotraft node's Go heap and RSS vs redis-server's used_memory and RSS,
+# on a 3-node cluster and a redis-server the script starts itself; a few
+# minutes, not part of `make test`.
+bench-memory: test-deps
+	scripts/bench-memory.sh
 
 # Runs every Fuzz target for FUZZTIME (optional; not part of `make test`).
 fuzz:

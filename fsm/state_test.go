@@ -127,7 +127,9 @@ func TestVersionAndTouched(t *testing.T) {
 		t.Fatalf("version %d touched %d, want %d %d", o.Version, o.Touched, h.idx, h.now)
 	}
 	h.do("EXPIRE k 100 NX") // fails: changes nothing
-	if o2 := h.s.store.Get([]byte("k"), h.now); o2 != o {
-		t.Fatal("a failed command replaced the object")
+	// Compared by value: a small string's Object is made anew by every Get
+	// (store keeps it inline).
+	if o2 := h.s.store.Get([]byte("k"), h.now); o2.Version != o.Version || o2.Touched != o.Touched || o2.ExpireAt != o.ExpireAt {
+		t.Fatalf("a failed command changed the key: %+v, was %+v", o2, o)
 	}
 }

@@ -57,43 +57,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-start_slotraft() {
-	log "building bin/slotraft"
-	CGO_ENABLED=0 go build -trimpath -o bin/slotraft ./cmd/slotraft
-	log "starting slotraft on 127.0.0.1:${SLOTRAFT_BASE_PORT}-$((SLOTRAFT_BASE_PORT + 2))"
-	bin/slotraft dev --base-port "$SLOTRAFT_BASE_PORT" --data-dir "$work/slotraft" --log-level warn \
-		--log-store "$BENCH_LOG_STORE" \
-		>"$work/slotraft-dev.out" 2>&1 &
-	pids+=("$!")
-	local dev=$!
-	if ! wait_for "slotraft cluster" 90 grep -q "cluster_state:ok" "$work/slotraft-dev.out"; then
-		cat "$work/slotraft-dev.out" >&2
-		tail -n 20 "$work"/slotraft/node*.log >&2 || true
-		exit 1
-	fi
-	kill -0 "$dev"
-	# Leader spreading moves leaderships for a few seconds after start;
-	# redis-benchmark gives up when a master it knows turns replica.
-	wait_for "one slotraft master per node" 60 masters_spread "$SLOTRAFT_BASE_PORT" 3
-}
-
-# masters_spread PORT N: CLUSTER NODES on PORT shows N masters, each with slots.
-masters_spread() {
-	[ "$(redis-cli -p "$1" cluster nodes | awk '$3 ~ /master/ && NF > 8' | wc -l)" -eq "$2" ]
-}
-
-# start_redis NAME PORT ARGS...: a redis-server with its own dir.
-start_redis() {
-	local name=$1 port=$2
-	shift 2
-	mkdir -p "$work/$name"
-	log "starting redis-server $name on 127.0.0.1:$port ($*)"
-	redis-server --bind 127.0.0.1 --port "$port" --dir "$work/$name" --daemonize no \
-		--logfile "$work/$name/redis.log" "$@" &
-	pids+=("$!")
-	wait_for "redis-server $name" 30 redis-cli -p "$port" ping
-}
-
 # run_benchmark TARGET PIPELINE ARGS...: one redis-benchmark run (a custom
 # command must come last in ARGS); its CSV
 # rows are appended to results.csv as target,test,pipeline,rps,p50,p99 (a

@@ -24,7 +24,9 @@ const (
 // with one exception: an Object returned by Store.Mutable belongs to no View
 // until the next Snapshot, and its Coll, Version and Touched may be changed
 // in place until then (its ExpireAt only through Put, which keeps the
-// expiry index). Strings are always replaced whole.
+// expiry index). Strings are always replaced whole. A small string is not
+// kept as an Object at all (Put copies it inline, entry.go), so changing an
+// Object after Put changes the store only through Mutable.
 type Object struct {
 	Type     Type
 	Str      []byte     // TypeString

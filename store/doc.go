@@ -13,13 +13,20 @@
 // read-only face, under fsm's read lock. Snapshot must be called under the write lock: it is O(1), but it
 // marks the live tree so that later writes copy the nodes they touch.
 //
-// Immutability and copy-on-write. An Object, and a key, once stored are never
-// modified: a mutation builds a new *Object and Puts it. Snapshot shares the
-// key tree with the live Store (tidwall/btree copy-on-write: after Copy both
-// trees clone a shared node before their first write to it), so a View can
-// be read — for example streamed to disk by View.WriteTo — from another
-// goroutine while the state machine keeps mutating the Store. Slices returned
-// by the Store (keys, Object.Str) are shared and must not be modified.
+// Layout (entry.go). The key tree holds a cursor and a pointer to a record
+// per key. A small string (up to 256 bytes) is stored inline: key, value
+// and deadline in one allocation, its Version and Touched in the record, no
+// Object; Get returns a new Object for it on every call. Every other value
+// keeps its *Object. The expiry index points at the same records.
+//
+// Immutability and copy-on-write. A record, an Object and a key, once
+// stored, are never modified: a mutation builds a new *Object and Puts it,
+// which stores a new record. Snapshot shares the key tree with the live
+// Store (tidwall/btree copy-on-write: after Copy both trees clone a shared
+// node before their first write to it), so a View can be read — for example
+// streamed to disk by View.WriteTo — from another goroutine while the state
+// machine keeps mutating the Store. Slices returned by the Store (keys,
+// Object.Str) are shared and must not be modified.
 //
 // Time. Nothing here reads the clock: operations that depend on expiry take
 // the time (unix milliseconds) as an argument, so every replica computes the

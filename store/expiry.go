@@ -7,17 +7,19 @@ import (
 )
 
 // expiry is one key with a deadline in the expiry index, ordered by
-// (at, key). The key slice is the one stored in the key tree.
+// (at, key). r is the key's record in the key tree: every change of the
+// record replaces it here too (indexExpiry), or the index would keep an
+// old value alive. A pointer rather than the key makes the entry 16 bytes.
 type expiry struct {
-	at  int64
-	key []byte
+	at int64
+	r  *record
 }
 
 func expiryLess(a, b expiry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
-	return bytes.Compare(a.key, b.key) < 0
+	return bytes.Compare(a.r.key, b.r.key) < 0
 }
 
 func newExpiryTree() *btree.BTreeG[expiry] {
@@ -33,15 +35,15 @@ func DeadlinePassed(at, now int64) bool { return at != 0 && at <= now }
 // hidden by Get and listed by Expired until it is deleted.
 func (o *Object) ExpiredAt(now int64) bool { return DeadlinePassed(o.ExpireAt, now) }
 
-func (s *Store) indexExpiry(key []byte, o *Object) {
-	if o.ExpireAt != 0 {
-		s.expires.Set(expiry{at: o.ExpireAt, key: key})
+func (s *Store) indexExpiry(r *record) {
+	if at := r.expireAt(); at != 0 {
+		s.expires.Set(expiry{at: at, r: r}) // replaces the key's old record
 	}
 }
 
-func (s *Store) unindexExpiry(key []byte, o *Object) {
-	if o.ExpireAt != 0 {
-		s.expires.Delete(expiry{at: o.ExpireAt, key: key})
+func (s *Store) unindexExpiry(r *record) {
+	if at := r.expireAt(); at != 0 {
+		s.expires.Delete(expiry{at: at, r: r})
 	}
 }
 
@@ -59,7 +61,7 @@ func (s *Store) Expired(now int64, limit int) [][]byte {
 			return false
 		}
 		if x.at != 0 { // never indexed; defensive
-			keys = append(keys, x.key)
+			keys = append(keys, x.r.keyBytes())
 		}
 		return len(keys) < limit
 	})

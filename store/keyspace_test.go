@@ -113,6 +113,12 @@ func TestEmptyKeyAndValue(t *testing.T) {
 	if k := s.RandomKey(7, 0); k == nil || len(k) != 0 {
 		t.Fatalf("RandomKey of the empty key = %#v", k)
 	}
+	// The empty key of a value with an Object of its own (entry.go) is
+	// never nil either.
+	s.Put(nil, &Object{Type: TypeList, Coll: &testColl{items: []string{"a"}}})
+	if k := s.RandomKey(7, 0); k == nil || len(k) != 0 {
+		t.Fatalf("RandomKey of the empty list key = %#v", k)
+	}
 }
 
 func TestCountsAndKeysInSlot(t *testing.T) {
@@ -324,8 +330,13 @@ func checkInvariants(t *testing.T, s *Store, model map[string]int64) {
 		t.Fatalf("expiry index holds %d, want %d", s.expires.Len(), withTTL)
 	}
 	s.expires.Scan(func(x expiry) bool {
-		if model[string(x.key)] != x.at {
-			t.Fatalf("expiry index: %q at %d, model %d", x.key, x.at, model[string(x.key)])
+		if model[string(x.r.key)] != x.at {
+			t.Fatalf("expiry index: %q at %d, model %d", x.r.key, x.at, model[string(x.r.key)])
+		}
+		// The index holds the key tree's record, not an older one that
+		// would keep an old value alive.
+		if e, ok := s.find(x.r.key); !ok || e.r != x.r {
+			t.Fatalf("expiry index: %q holds a record the key tree does not", x.r.key)
 		}
 		return true
 	})

@@ -39,7 +39,7 @@ func TestMutableCopyOnWrite(t *testing.T) {
 
 	var inView []string
 	view.keys.Scan(func(e entry) bool {
-		inView = e.obj.Coll.(*testColl).items
+		inView = e.r.obj.Coll.(*testColl).items
 		return false
 	})
 	if !slices.Equal(inView, []string{"a", "b"}) {

@@ -58,8 +58,9 @@ func (v *View) WriteTo(w io.Writer) (int64, error) {
 	e.raw([]byte(snapshotMagic))
 	e.raw(binary.BigEndian.AppendUint16(nil, snapshotVersion))
 	e.uvarint(uint64(v.keys.Len()))
+	var scratch Object // an inline string's Object, one per key in turn
 	v.keys.Scan(func(en entry) bool {
-		e.record(en)
+		e.object(en.r.keyBytes(), en.r.visit(&scratch))
 		return e.err == nil
 	})
 	e.writeDels(v.dels) // WATCH's deletion counts (watch.go)
@@ -112,8 +113,6 @@ func (e *encoder) bytes(p []byte) {
 	e.uvarint(uint64(len(p)))
 	e.raw(p)
 }
-
-func (e *encoder) record(en entry) { e.object(en.key, en.obj) }
 
 // object writes one key and its Object: the snapshot record, which is also
 // the body of a migration record (record.go).
@@ -395,12 +394,12 @@ func (d *decoder) trailer() error {
 // tree order, which btree's Load appends fast.
 func (s *Store) load(key []byte, o *Object) error {
 	o.gen = s.gen
-	e := entry{cur: cursorOf(key), key: key, obj: o}
+	e := entry{cur: cursorOf(key), r: newRecord(key, o)}
 	if _, dup := s.keys.Load(e); dup {
 		return fmt.Errorf("%w: duplicate key %q", ErrCorrupt, short(key))
 	}
 	s.counts[CursorSlot(e.cur)]++
-	s.indexExpiry(key, o)
+	s.indexExpiry(e.r)
 	return nil
 }
 

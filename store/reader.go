@@ -12,6 +12,8 @@ type Reader interface {
 	Len() int
 	CountInSlot(slot uint16) int
 	KeysInSlot(slot uint16, count int) [][]byte
+	// Ascend and Scan hand fn an Object it must not keep after it returns
+	// (an inline string's is reused for the next key).
 	Ascend(fn func(key []byte, o *Object) bool)
 	Scan(cursor uint64, count int, fn func(key []byte, o *Object)) (next uint64)
 	Expired(now int64, limit int) [][]byte

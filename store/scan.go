@@ -8,11 +8,13 @@ package store
 // reached. A key present during a whole iteration (from cursor 0 until 0 is
 // returned) is visited at least once whatever is inserted or deleted in
 // between, because every key whose cursor lies below the returned cursor
-// has been visited and the order of keys never changes.
+// has been visited and the order of keys never changes. As with Ascend, fn
+// must not keep o after it returns.
 func (s *Store) Scan(cursor uint64, count int, fn func(key []byte, o *Object)) (next uint64) {
 	count = max(count, 1)
 	visited := 0
 	var last uint64
+	var scratch Object // see Ascend: fn must not keep o
 	s.keys.Ascend(entry{cur: cursor}, func(e entry) bool {
 		// A key at cursor 0 can't be the resume point (0 means "done"):
 		// visit it now, it is visited again by the next iteration anyway.
@@ -20,7 +22,7 @@ func (s *Store) Scan(cursor uint64, count int, fn func(key []byte, o *Object)) (
 			next = e.cur
 			return false
 		}
-		fn(e.key, e.obj)
+		fn(e.r.keyBytes(), e.r.visit(&scratch))
 		visited++
 		last = e.cur
 		return true
@@ -43,10 +45,10 @@ func (s *Store) RandomKey(r uint64, now int64) []byte {
 	point := first.cur + r%span
 	var found []byte
 	pick := func(e entry) bool {
-		if e.obj.ExpiredAt(now) {
+		if e.r.expiredAt(now) {
 			return true
 		}
-		found = e.key
+		found = e.r.keyBytes()
 		return false
 	}
 	s.keys.Ascend(entry{cur: point}, pick)

@@ -76,7 +76,7 @@ func TestScanCoversEveryKey(t *testing.T) {
 
 // putAt stores a key at a chosen cursor, to build hash collisions.
 func putAt(s *Store, cur uint64, key string) {
-	s.keys.Set(entry{cur: cur, key: []byte(key), obj: str("v", 0)})
+	s.keys.Set(entry{cur: cur, r: newRecord([]byte(key), str("v", 0))})
 	s.counts[CursorSlot(cur)]++
 }
 

@@ -38,6 +38,7 @@ func nodeCommands() []*command {
 	var out []*command
 	out = append(out, serverCommands()...)
 	out = append(out, commandCommand(), infoCommand())
+	out = append(out, memoryCommands()...)
 	out = append(out, multiCommands()...)
 	out = append(out, clusterCommands()...)
 	out = append(out, clientCommands()...)

@@ -117,7 +117,9 @@ func TestRouting(t *testing.T) {
 			contains []string
 		}{
 			{[]string{"INFO"}, []string{"# Server\r\nredis_version:7.2.0\r\n", "redis_mode:cluster", "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n", "cluster_enabled:1"}},
-			{[]string{"INFO", "memory"}, []string{"# Memory\r\nused_memory:"}},
+			{[]string{"INFO", "memory"}, []string{"# Memory\r\nused_memory:", "\r\nslotraft_keys_held:"}},
+			{[]string{"MEMORY", "PURGE"}, []string{"+OK\r\n"}},
+			{[]string{"MEMORY", "HELP"}, []string{"PURGE"}},
 			{[]string{"CLUSTER", "INFO"}, []string{"cluster_state:ok\r\n", "cluster_slots_assigned:16384\r\n", "cluster_known_nodes:3\r\n"}},
 			{[]string{"CLUSTER", "NODES"}, []string{"myself,master", " connected "}},
 			{[]string{"CLIENT", "LIST"}, []string{"id=", " cmd=client|list ", " lib-name=go-redis "}},

@@ -17,8 +17,9 @@ import (
 )
 
 // `slotraft bench` holds the workloads redis-benchmark cannot drive:
-// MULTI/EXEC transactions, pub/sub fan-out with delivery latency, and the
-// time a cluster takes to accept writes again after a node is killed.
+// MULTI/EXEC transactions, pub/sub fan-out with delivery latency, the
+// time a cluster takes to accept writes again after a node is killed, and
+// the memory a key costs.
 // scripts/bench.sh and scripts/bench-failover.sh run them against slotraft
 // and redis-server side by side.
 
@@ -29,6 +30,7 @@ workloads:
   pubsub     PUBLISH to 1, 10, 100 subscribers spread over the nodes; delivery rate and latency
   failover   steady writes to one master's slots, kill -9 that master, time until writes succeed again
   reshard    a 3-node cluster of its own under a fixed-rate client: move a third of the slots, keys/s and p99
+  memory     load N string keys; each node's heap (after a full GC) and RSS per key
 
 slotraft bench <workload> -h lists a workload's flags. With --csv the result
 rows use redis-benchmark's --csv columns (then count and errors), so one
@@ -53,6 +55,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchFailover(args[1:], stdout, stderr)
 	case "reshard":
 		return runBenchReshard(args[1:], stdout, stderr)
+	case "memory":
+		return runBenchMemory(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, benchUsage)
 		return nil

@@ -58,6 +58,11 @@ func TestBenchAgainstProcesses(t *testing.T) {
 		}
 	})
 
+	t.Run("memory", func(t *testing.T) {
+		// 3 nodes, 3 replicas per group: every node holds every key.
+		checkMemoryRows(t, 2000, 3, "--addrs", all, "--cluster", "--keys", "2000", "--expire", "1h", "--settle", "300ms", "--timeout", "60s", "--csv")
+	})
+
 	t.Run("failover", func(t *testing.T) {
 		var out, errOut bytes.Buffer
 		args := []string{"bench", "failover", "--addrs", all, "--pids", strings.Join(pids, ","),
@@ -104,6 +109,9 @@ func TestBenchAgainstRedisServer(t *testing.T) {
 			t.Fatalf("tx row %+v: want 200 ok, 0 errors", row)
 		}
 	})
+	t.Run("memory", func(t *testing.T) {
+		checkMemoryRows(t, 1500, 1, "--addrs", addr, "--keys", "1500", "--settle", "300ms", "--timeout", "60s", "--csv")
+	})
 	t.Run("pubsub", func(t *testing.T) {
 		rows := runBenchCSV(t, "pubsub", "--addrs", addr, "--subscribers", "1,3", "--messages", "100", "--publishers", "2", "--timeout", "60s", "--csv")
 		for _, subs := range []int{1, 3} {
@@ -115,6 +123,40 @@ func TestBenchAgainstRedisServer(t *testing.T) {
 	})
 }
 
+// checkMemoryRows runs `slotraft bench memory` with args and checks its
+// CSV: one row per node, each with the keys it gained (want) and readings
+// that parse, then the mean row. Memory figures of a few thousand keys are
+// noise, so their values are not checked.
+func checkMemoryRows(t *testing.T, want, nodes int, args ...string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	full := append([]string{"bench", "memory"}, args...)
+	if code := run(full, &out, &errOut); code != 0 {
+		t.Fatalf("slotraft %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(full, " "), code, out.String(), errOut.String())
+	}
+	t.Logf("stdout:\n%sstderr:\n%s", out.String(), errOut.String())
+	recs := readCSV(t, out.String())
+	if len(recs) != nodes+2 || strings.Join(recs[0], ",") != strings.ReplaceAll(memoryCSVHeader, `"`, "") {
+		t.Fatalf("want the memory header, %d node rows and the mean, got %q", nodes, recs)
+	}
+	for _, r := range recs[1 : nodes+1] {
+		if len(r) != 8 || number(t, r[1]) != float64(want) {
+			t.Fatalf("node row %q: want 8 fields and %d keys gained", r, want)
+		}
+		for _, f := range r[2:6] {
+			if number(t, f) <= 0 {
+				t.Fatalf("node row %q: a memory reading is not positive", r)
+			}
+		}
+	}
+	if mean := recs[nodes+1]; len(mean) != 8 || mean[0] != "mean" {
+		t.Fatalf("last row %q: want the mean", mean)
+	} else {
+		number(t, mean[6])
+		number(t, mean[7])
+	}
+}
+
 // TestBenchUsage checks the command line errors.
 func TestBenchUsage(t *testing.T) {
 	for _, args := range [][]string{
@@ -124,6 +166,7 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "tx", "--addrs", "127.0.0.1:1", "--clients", "0"},
 		{"bench", "pubsub", "--addrs", "127.0.0.1:1", "--subscribers", "1,x"},
 		{"bench", "failover", "--addrs", "127.0.0.1:1"},
+		{"bench", "memory", "--addrs", "127.0.0.1:1", "--keys", "0"},
 		{"bench", "failover", "--addrs", "127.0.0.1:1", "--pids", "127.0.0.1:1"},
 	} {
 		var out, errOut bytes.Buffer
