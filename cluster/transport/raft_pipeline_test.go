@@ -1,0 +1,163 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// transportPair is a client transport on node "a" and a server transport
+// on node "b" for group 1; addr is b's bus address.
+type transportPair struct {
+	client, server raft.Transport
+	addr           raft.ServerAddress
+	a, b           *Mux
+}
+
+type pairFunc func(t *testing.T) transportPair
+
+func testTransportOptions(t *testing.T) TransportOptions {
+	w := &testWriter{t: t}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.done = true
+	})
+	return TransportOptions{
+		Logger:  hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: w}),
+		Timeout: 5 * time.Second,
+	}
+}
+
+// testWriter sends a logger's lines to t.Log until the test ends (a late
+// line from a goroutine would panic the test binary).
+type testWriter struct {
+	t    *testing.T
+	mu   sync.Mutex
+	done bool
+}
+
+func (w *testWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(string(b))
+	}
+	return len(b), nil
+}
+
+// netTransport is raft's msgpack NetworkTransport over group 1 of m, with
+// pipelining on (inFlight ≥ 2) or off (1, as earlier releases ran it).
+func netTransport(t *testing.T, m *Mux, inFlight int) *raft.NetworkTransport {
+	t.Helper()
+	o := testTransportOptions(t)
+	nt := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: stream(t, m, 1), MaxPool: 2, Timeout: o.Timeout, Logger: o.Logger, MaxRPCsInFlight: inFlight,
+	})
+	t.Cleanup(func() { _ = nt.Close() })
+	return nt
+}
+
+func legacyPair(t *testing.T) transportPair {
+	a, b := newMux(t, "a", nil, nil), newMux(t, "b", nil, nil)
+	return transportPair{
+		client: netTransport(t, a, 4), server: netTransport(t, b, 4),
+		addr: raft.ServerAddress(b.Addr().String()), a: a, b: b,
+	}
+}
+
+// serve answers every RPC reaching tr's consumer with answer until the
+// test ends; answer may block.
+func serve(t *testing.T, tr raft.Transport, answer func(raft.RPC)) {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case rpc := <-tr.Consumer():
+				go answer(rpc)
+			case <-stop:
+				return
+			}
+		}
+	}()
+}
+
+// staleTerm answers AppendEntries as a follower in a higher term does.
+func staleTerm(rpc raft.RPC) {
+	rpc.Respond(&raft.AppendEntriesResponse{Term: 99, Success: false}, nil)
+}
+
+func appendReq(i int) *raft.AppendEntriesRequest {
+	return &raft.AppendEntriesRequest{
+		RPCHeader: raft.RPCHeader{ID: []byte("a"), Addr: []byte("a")}, Term: 5, Leader: []byte("a"),
+		PrevLogEntry: uint64(i), PrevLogTerm: 5, LeaderCommitIndex: uint64(i),
+		Entries: []*raft.Log{{Index: uint64(i + 1), Term: 5, Data: []byte(fmt.Sprint("entry ", i))}},
+	}
+}
+
+// TestPipelineSenderWithoutConsumer is raft's Shutdown deadlock. raft's
+// pipelineDecode reads one response, sees a higher term and returns;
+// nobody reads the pipeline's Consumer any more. raft's sender is inside
+// pipeline.AppendEntries and only closes the pipeline once that returns. So
+// AppendEntries must return (sent, or failed) even though nobody consumes.
+// raft.NetworkTransport's pipeline parks the sender for good: its decoder
+// blocks handing the next response to the Consumer, and the sender blocks
+// handing it the next request.
+func TestPipelineSenderWithoutConsumer(t *testing.T) {
+	tests := []struct {
+		name       string
+		pair       pairFunc
+		wantParked bool
+	}{
+		{"raft.NetworkTransport parks", legacyPair, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.pair(t)
+			serve(t, p.server, staleTerm)
+			pipe, err := p.client.AppendEntriesPipeline("b", p.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pipe.Close()
+			sent := make(chan error, 1)
+			go func() {
+				var err error
+				for i := 0; i < 500 && err == nil; i++ {
+					_, err = pipe.AppendEntries(appendReq(i), new(raft.AppendEntriesResponse))
+				}
+				sent <- err
+			}()
+			// raft's decoder: one response, a higher term, gone.
+			select {
+			case f := <-pipe.Consumer():
+				if f.Response().Term != 99 {
+					t.Fatalf("first response %+v", f.Response())
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no response")
+			}
+			select {
+			case err := <-sent:
+				if tc.wantParked {
+					t.Fatalf("the sender returned (%v); raft.NetworkTransport was expected to park it", err)
+				}
+			case <-time.After(map[bool]time.Duration{true: time.Second, false: 10 * time.Second}[tc.wantParked]):
+				if !tc.wantParked {
+					t.Fatal("the sender is parked in AppendEntries: raft's Shutdown would hang")
+				}
+				// Parked, as expected: release it so the test ends.
+				_ = pipe.Close()
+				if err := <-sent; !errors.Is(err, raft.ErrPipelineShutdown) {
+					t.Fatalf("released sender: %v", err)
+				}
+			}
+		})
+	}
+}
