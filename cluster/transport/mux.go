@@ -3,6 +3,7 @@ package transport
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -192,16 +193,32 @@ func (m *Mux) handshake(raw net.Conn) {
 	m.mu.Unlock()
 	if s == nil {
 		m.log.Debug("bus: connection for unknown group", "group", h.group, "from", h.from)
-		_ = c.Close()
+		m.refuse(c)
 		return
 	}
 	select {
 	case s.accept <- c:
 	case <-s.done:
-		_ = c.Close()
+		m.refuse(c)
 	case <-time.After(m.cfg.HeaderTimeout):
 		m.log.Warn("bus: group not accepting connections", "group", h.group)
-		_ = c.Close()
+		m.refuse(c)
+	}
+}
+
+// refuse closes a connection for a group no stream serves, saying so first
+// (muxRefused): a raft transport dialler then knows the group is not here
+// (yet), rather than taking the hang-up for an old node's. Its own write
+// side is closed first and what the dialler sent is drained, so that the
+// close sends no reset that could discard the byte before it is read.
+func (m *Mux) refuse(c *conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(m.cfg.HeaderTimeout))
+	if _, err := c.Write([]byte{muxRefused}); err != nil {
+		return
+	}
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(c, 1<<20))
 	}
 }
 
