@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
 )
 
 // Config configures a Mux.
@@ -294,15 +293,15 @@ func (m *Mux) stream(group uint32) (*Stream, error) {
 	return s, nil
 }
 
-// TransportOptions tunes the raft.NetworkTransport of one group.
+// TransportOptions tunes the raft transport of one group.
 type TransportOptions struct {
-	Logger  hclog.Logger
-	MaxPool int           // default 3
-	Timeout time.Duration // I/O deadline, default 10 s
+	Logger  hclog.Logger  // default: discard
+	MaxPool int           // idle connections kept per peer for plain RPCs, default 3
+	Timeout time.Duration // I/O deadline, default 10 s (scaled up for snapshots)
 }
 
 // Transport registers group and returns a raft transport over its stream.
-func (m *Mux) Transport(group uint32, o TransportOptions) (*raft.NetworkTransport, error) {
+func (m *Mux) Transport(group uint32, o TransportOptions) (*RaftTransport, error) {
 	s, err := m.Stream(group)
 	if err != nil {
 		return nil, err
@@ -313,21 +312,10 @@ func (m *Mux) Transport(group uint32, o TransportOptions) (*raft.NetworkTranspor
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  s,
-		MaxPool: o.MaxPool,
-		Timeout: o.Timeout,
-		Logger:  o.Logger,
-		// No pipelined replication. hashicorp/raft v1.7.3 can deadlock a
-		// leader's Shutdown when leadership is lost while a pipeline is
-		// busy: the response decoder exits on a higher term, the decoder of
-		// the transport waits to hand it a response forever, and the
-		// replicator waits to hand the transport the next request forever
-		// (seen as Node.Close hanging in a rolling-restart test). Proposals
-		// are batched already, so one AppendEntries in flight per follower
-		// costs little (raft's own docs measured pipelining as no gain).
-		MaxRPCsInFlight: 1,
-	}), nil
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	return newRaftTransport(s, o), nil
 }
 
 // localDialAddr is the address a dial to target leaves from: the

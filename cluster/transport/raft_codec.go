@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 raft 1.7 still sends and reads the deprecated Leader and Candidate fields, so the wire carries them.
+
 package transport
 
 import (
@@ -400,28 +402,42 @@ func responseKind(resp any) byte {
 
 // decodeResponse decodes a response payload into resp (a pointer to the
 // raft response type of the request's kind) and returns the remote error
-// text. Without a body, resp is left as it was.
+// text. resp changes only if a whole, well-formed body came: raft acts on a
+// response's term, so half a response must not reach it.
 func decodeResponse(p []byte, resp any) (string, error) {
 	d := &dec{b: p}
 	msg := d.str()
+	var set func()
 	if d.bool() {
 		switch r := resp.(type) {
 		case *raft.AppendEntriesResponse:
-			d.appendEntriesResp(r)
+			var v raft.AppendEntriesResponse
+			d.appendEntriesResp(&v)
+			set = func() { *r = v }
 		case *raft.RequestVoteResponse:
-			d.requestVoteResp(r)
+			var v raft.RequestVoteResponse
+			d.requestVoteResp(&v)
+			set = func() { *r = v }
 		case *raft.RequestPreVoteResponse:
-			d.requestPreVoteResp(r)
+			var v raft.RequestPreVoteResponse
+			d.requestPreVoteResp(&v)
+			set = func() { *r = v }
 		case *raft.InstallSnapshotResponse:
-			d.installSnapshotResp(r)
+			var v raft.InstallSnapshotResponse
+			d.installSnapshotResp(&v)
+			set = func() { *r = v }
 		case *raft.TimeoutNowResponse:
-			*r = raft.TimeoutNowResponse{RPCHeader: d.header()}
+			v := raft.TimeoutNowResponse{RPCHeader: d.header()}
+			set = func() { *r = v }
 		default:
 			return "", fmt.Errorf("transport: cannot decode into %T", resp)
 		}
 	}
 	if err := d.done(); err != nil {
 		return "", fmt.Errorf("raft response: %w", err)
+	}
+	if set != nil {
+		set()
 	}
 	return msg, nil
 }

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the codec must carry the deprecated Leader and Candidate fields raft still uses.
+
 package transport
 
 import (

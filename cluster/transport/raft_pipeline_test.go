@@ -63,6 +63,25 @@ func netTransport(t *testing.T, m *Mux, inFlight int) *raft.NetworkTransport {
 	return nt
 }
 
+// raftTransport is a RaftTransport for group 1 of m.
+func raftTransport(t *testing.T, m *Mux) *RaftTransport {
+	t.Helper()
+	tr, err := m.Transport(1, testTransportOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	return tr
+}
+
+func newPair(t *testing.T) transportPair {
+	a, b := newMux(t, "a", nil, nil), newMux(t, "b", nil, nil)
+	return transportPair{
+		client: raftTransport(t, a), server: raftTransport(t, b),
+		addr: raft.ServerAddress(b.Addr().String()), a: a, b: b,
+	}
+}
+
 func legacyPair(t *testing.T) transportPair {
 	a, b := newMux(t, "a", nil, nil), newMux(t, "b", nil, nil)
 	return transportPair{
@@ -95,7 +114,7 @@ func staleTerm(rpc raft.RPC) {
 
 func appendReq(i int) *raft.AppendEntriesRequest {
 	return &raft.AppendEntriesRequest{
-		RPCHeader: raft.RPCHeader{ID: []byte("a"), Addr: []byte("a")}, Term: 5, Leader: []byte("a"),
+		RPCHeader: raft.RPCHeader{ID: []byte("a"), Addr: []byte("a")}, Term: 5,
 		PrevLogEntry: uint64(i), PrevLogTerm: 5, LeaderCommitIndex: uint64(i),
 		Entries: []*raft.Log{{Index: uint64(i + 1), Term: 5, Data: []byte(fmt.Sprint("entry ", i))}},
 	}
@@ -116,6 +135,7 @@ func TestPipelineSenderWithoutConsumer(t *testing.T) {
 		wantParked bool
 	}{
 		{"raft.NetworkTransport parks", legacyPair, true},
+		{"RaftTransport never parks", newPair, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,6 +177,121 @@ func TestPipelineSenderWithoutConsumer(t *testing.T) {
 				if err := <-sent; !errors.Is(err, raft.ErrPipelineShutdown) {
 					t.Fatalf("released sender: %v", err)
 				}
+			}
+		})
+	}
+}
+
+// TestPipelineInOrder: pipelineDepth requests go out while the first is
+// still unanswered, the next waits for a slot, and the answers come back
+// on the Consumer in the order the requests went out.
+func TestPipelineInOrder(t *testing.T) {
+	p := newPair(t)
+	gate := make(chan struct{})
+	serve(t, p.server, func(rpc raft.RPC) {
+		<-gate
+		req := rpc.Command.(*raft.AppendEntriesRequest)
+		rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: req.PrevLogEntry + 1, Success: true}, nil)
+	})
+	pipe, err := p.client.AppendEntriesPipeline("b", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipe.Close()
+	const total = 300
+	sent := make(chan int, total)
+	go func() {
+		defer close(sent)
+		for i := 0; i < total; i++ {
+			if _, err := pipe.AppendEntries(appendReq(i), new(raft.AppendEntriesResponse)); err != nil {
+				t.Errorf("send %d: %v", i, err)
+				return
+			}
+			sent <- i
+		}
+	}()
+	// The follower answers one request at a time: pipelineDepth go out
+	// unanswered; the one after them waits for a slot.
+	for i := 0; i < pipelineDepth; i++ {
+		if got := recvWithin(t, sent); got != i {
+			t.Fatalf("sent %d, want %d", got, i)
+		}
+	}
+	select {
+	case i := <-sent:
+		t.Fatalf("request %d went out with %d unanswered", i, pipelineDepth)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(gate)
+	for i := 0; i < total; i++ {
+		var f raft.AppendFuture
+		select {
+		case f = <-pipe.Consumer():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("response %d missing", i)
+		}
+		if err := f.Error(); err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		if got := f.Response().LastLog; got != uint64(i+1) || f.Request().PrevLogEntry != uint64(i) {
+			t.Fatalf("response %d answers request %d", i, got-1)
+		}
+	}
+	for range sent { // the sender may still be returning from the last send
+	}
+}
+
+func recvWithin[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing within 10 s")
+	}
+	panic("unreachable")
+}
+
+// TestCloseWhilePeerSilent: the follower never answers, the pipeline is
+// full and the sender is parked waiting for a slot. Closing the pipeline,
+// or the whole transport, returns at once and releases the sender.
+func TestCloseWhilePeerSilent(t *testing.T) {
+	tests := []struct {
+		name  string
+		close func(transportPair, raft.AppendPipeline)
+	}{
+		{"pipeline", func(_ transportPair, p raft.AppendPipeline) { _ = p.Close() }},
+		{"transport", func(tp transportPair, _ raft.AppendPipeline) { _ = tp.client.(raft.WithClose).Close() }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPair(t)
+			got := make(chan struct{}, 2*pipelineDepth)
+			serve(t, p.server, func(raft.RPC) { got <- struct{}{} }) // and never answer
+			pipe, err := p.client.AppendEntriesPipeline("b", p.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent := make(chan error, 1)
+			go func() {
+				var err error
+				for i := 0; err == nil; i++ {
+					_, err = pipe.AppendEntries(appendReq(i), new(raft.AppendEntriesResponse))
+				}
+				sent <- err
+			}()
+			recvWithin(t, got) // the follower holds the first request
+			closed := make(chan struct{})
+			go func() {
+				tc.close(p, pipe)
+				close(closed)
+			}()
+			recvWithin(t, closed)
+			if err := recvWithin(t, sent); err == nil {
+				t.Fatal("the parked sender got no error")
+			}
+			if _, err := pipe.AppendEntries(appendReq(0), new(raft.AppendEntriesResponse)); err == nil {
+				t.Fatal("a closed pipeline accepted a request")
 			}
 		})
 	}
