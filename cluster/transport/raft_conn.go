@@ -61,35 +61,53 @@ func newRaftConn(c net.Conn) *raftConn {
 
 // writeRequest sends req as one frame, under a write deadline of timeout.
 func (c *raftConn) writeRequest(req any, timeout time.Duration) (byte, error) {
-	b, kind, err := encodeRequest(c.frameStart(), req)
+	c.wbuf = c.wbuf[:0]
+	start := c.beginFrame()
+	b, kind, err := encodeRequest(c.wbuf, req)
 	c.wbuf = b
+	if err == nil {
+		err = c.endFrame(start, kind)
+	}
 	if err != nil {
 		return 0, err
 	}
-	return kind, c.writeFrame(kind, timeout)
+	return kind, c.flush(timeout)
 }
 
-// writeResponse sends the answer to a request of kind.
-func (c *raftConn) writeResponse(kind byte, resp raft.RPCResponse, timeout time.Duration) error {
-	c.wbuf = encodeResponse(c.frameStart(), kind, resp.Response, resp.Error)
-	return c.writeFrame(kind|kindResponse, timeout)
+// writeResponse sends resp, the answer to a request of kind, count times
+// in a row (count requests were merged into one, see raft_merge.go).
+func (c *raftConn) writeResponse(kind byte, resp raft.RPCResponse, count int, timeout time.Duration) error {
+	c.wbuf = c.wbuf[:0]
+	for range count {
+		start := c.beginFrame()
+		c.wbuf = encodeResponse(c.wbuf, kind, resp.Response, resp.Error)
+		if err := c.endFrame(start, kind|kindResponse); err != nil {
+			return err
+		}
+	}
+	return c.flush(timeout)
 }
 
-// frameStart is wbuf emptied but for room for a frame header, which
-// writeFrame fills in once the payload after it is encoded.
-func (c *raftConn) frameStart() []byte {
+// beginFrame appends room for a frame header to wbuf and returns where the
+// frame starts; endFrame fills the header in once the payload follows it.
+func (c *raftConn) beginFrame() int {
 	var hdr [frameHeaderLen]byte
-	return append(c.wbuf[:0], hdr[:]...)
+	c.wbuf = append(c.wbuf, hdr[:]...)
+	return len(c.wbuf) - frameHeaderLen
 }
 
-// writeFrame sends wbuf (header room, then the payload) as a frame of kind.
-func (c *raftConn) writeFrame(kind byte, timeout time.Duration) error {
-	n := len(c.wbuf) - frameHeaderLen
+func (c *raftConn) endFrame(start int, kind byte) error {
+	n := len(c.wbuf) - start - frameHeaderLen
 	if n > maxFrameSize {
 		return fmt.Errorf("raft frame of %d bytes: %w", n, errFrameTooLarge)
 	}
-	c.wbuf[0] = kind
-	binary.BigEndian.PutUint32(c.wbuf[1:frameHeaderLen], uint32(n))
+	c.wbuf[start] = kind
+	binary.BigEndian.PutUint32(c.wbuf[start+1:start+frameHeaderLen], uint32(n))
+	return nil
+}
+
+// flush writes wbuf in one write.
+func (c *raftConn) flush(timeout time.Duration) error {
 	_ = c.SetWriteDeadline(time.Now().Add(timeout))
 	_, err := c.Write(c.wbuf)
 	if cap(c.wbuf) > keepBufSize {

@@ -13,14 +13,14 @@ const (
 	// pipelineDepth is how many AppendEntries a pipeline has in flight at
 	// most. Raft sends a new batch whenever entries arrive, so under load
 	// a deeper pipeline means more, smaller batches rather than lower
-	// latency; 8 covers a round trip of a busy follower (a few ms) at the
-	// rate batches form here, and bounds what a failure throws away.
+	// latency (the follower merges what queues, see raft_merge.go); 8
+	// covers a busy follower's round trip at the rate batches form here,
+	// and bounds what a failure throws away.
 	pipelineDepth = 8
-	// pipelineBacklog is how many answered futures may wait for raft to
-	// read them. raft reads them as they come; only a consumer that has
-	// stopped reading (raft's decoder returns on a higher term) lets them
-	// pile up, and then the pipeline fails instead of blocking anyone.
-	pipelineBacklog = 128
+	// maxBacklog bounds the answered futures waiting for raft to read
+	// them. It is a memory bound only: raft reads them as they come, and
+	// once its reader has returned its sender stops within a send or two.
+	maxBacklog = 1 << 16
 )
 
 var errConsumerGone = errors.New("transport: pipeline consumer stopped reading")
@@ -31,9 +31,10 @@ var errConsumerGone = errors.New("transport: pipeline consumer stopped reading")
 // decoder blocks handing a response to a consumer that is gone, and the
 // sender blocks handing the decoder the next request), and raft only
 // closes a pipeline once the sender is back. Here nothing waits on the
-// consumer: the decoder hands futures over without blocking, so an
-// in-flight slot frees as soon as the peer answers, a read deadline or
-// Close fails the pipeline, and every wait selects on shutdown.
+// consumer: the decoder queues answered futures and a forwarder hands them
+// to the Consumer channel, so an in-flight slot frees as soon as the peer
+// answers; the peer's answers come or time out (read deadline), and Close
+// stops everything without waiting for anyone.
 type raftPipeline struct {
 	t        *RaftTransport
 	c        *raftConn
@@ -41,10 +42,16 @@ type raftPipeline struct {
 	sendMu   sync.Mutex
 	inflight chan *appendFuture
 	done     chan raft.AppendFuture
-	shutdown chan struct{}
-	once     sync.Once
+	shutdown chan struct{} // closed when the pipeline fails or closes
+	closed   chan struct{} // closed by Close: nobody reads done any more
+	failOnce sync.Once
+	closeOne sync.Once
 	errMu    sync.Mutex
 	err      error
+
+	qmu   sync.Mutex
+	queue []*appendFuture // answered, not yet on done
+	kick  chan struct{}
 }
 
 // AppendEntriesPipeline implements raft.Transport. Towards a peer that
@@ -65,8 +72,10 @@ func (t *RaftTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.Serve
 		t: t, c: c, target: target,
 		// The decoder holds one more while it waits for its answer.
 		inflight: make(chan *appendFuture, pipelineDepth-1),
-		done:     make(chan raft.AppendFuture, pipelineBacklog),
+		done:     make(chan raft.AppendFuture),
 		shutdown: make(chan struct{}),
+		closed:   make(chan struct{}),
+		kick:     make(chan struct{}, 1),
 	}
 	t.mu.Lock()
 	t.pipelines[p] = struct{}{}
@@ -76,6 +85,7 @@ func (t *RaftTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.Serve
 		return nil, raft.ErrTransportShutdown
 	}
 	go p.decode()
+	go p.forward()
 	return p, nil
 }
 
@@ -113,14 +123,16 @@ func (p *raftPipeline) Consumer() <-chan raft.AppendFuture { return p.done }
 
 // Close implements raft.AppendPipeline; it never blocks.
 func (p *raftPipeline) Close() error {
+	p.closeOne.Do(func() { close(p.closed) })
 	p.fail(raft.ErrPipelineShutdown)
 	return nil
 }
 
 // fail records err (the first one wins), stops the pipeline and closes its
-// connection, which unblocks the decoder.
+// connection, which unblocks the decoder. Futures already answered are
+// still handed to the consumer until Close.
 func (p *raftPipeline) fail(err error) {
-	p.once.Do(func() {
+	p.failOnce.Do(func() {
 		p.errMu.Lock()
 		p.err = err
 		p.errMu.Unlock()
@@ -164,12 +176,45 @@ func (p *raftPipeline) decode() {
 	}
 }
 
-// deliver hands f to the consumer without ever blocking.
+// deliver queues f for the consumer; it never blocks.
 func (p *raftPipeline) deliver(f *appendFuture) {
-	select {
-	case p.done <- f:
-	default:
+	p.qmu.Lock()
+	p.queue = append(p.queue, f)
+	n := len(p.queue)
+	p.qmu.Unlock()
+	if n > maxBacklog {
 		p.fail(errConsumerGone)
+	}
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// forward hands queued futures to the consumer, in order, until Close.
+func (p *raftPipeline) forward() {
+	for {
+		p.qmu.Lock()
+		var f *appendFuture
+		if len(p.queue) > 0 {
+			f = p.queue[0]
+			p.queue[0] = nil
+			p.queue = p.queue[1:]
+		}
+		p.qmu.Unlock()
+		if f == nil {
+			select {
+			case <-p.kick:
+				continue
+			case <-p.closed:
+				return
+			}
+		}
+		select {
+		case p.done <- f:
+		case <-p.closed:
+			return
+		}
 	}
 }
 

@@ -64,15 +64,20 @@ func (t *RaftTransport) serveV1(c *raftConn) {
 			t.log.Warn("dropping raft connection", "remote", c.RemoteAddr().String(), "error", err)
 			return
 		}
-		if !t.serveOne(c, kind, req) {
+		count := 1
+		if ae, ok := req.(*raft.AppendEntriesRequest); ok && !isHeartbeat(ae) {
+			count = c.mergeBuffered(ae)
+		}
+		if !t.serveOne(c, kind, req, count) {
 			return
 		}
 	}
 }
 
-// serveOne hands req to raft and writes raft's answer; false if c is done
-// with (a snapshot's connection is used once, as by the sender).
-func (t *RaftTransport) serveOne(c *raftConn, kind byte, req any) bool {
+// serveOne hands req (standing for count requests) to raft and writes
+// raft's answer to each; false if c is done with (a snapshot's connection
+// is used once, as by the sender).
+func (t *RaftTransport) serveOne(c *raftConn, kind byte, req any, count int) bool {
 	respCh := make(chan raft.RPCResponse, 1)
 	rpc := raft.RPC{Command: req, RespChan: respCh}
 	snap, isSnap := req.(*raft.InstallSnapshotRequest)
@@ -90,7 +95,7 @@ func (t *RaftTransport) serveOne(c *raftConn, kind byte, req any) bool {
 	case <-t.shutdown:
 		return false
 	}
-	if err := c.writeResponse(kind, resp, t.timeout); err != nil {
+	if err := c.writeResponse(kind, resp, count, t.timeout); err != nil {
 		t.log.Debug("raft connection write failed", "remote", c.RemoteAddr().String(), "error", err)
 		return false
 	}
