@@ -123,7 +123,12 @@ func (p *raftPipeline) Consumer() <-chan raft.AppendFuture { return p.done }
 
 // Close implements raft.AppendPipeline; it never blocks.
 func (p *raftPipeline) Close() error {
-	p.closeOne.Do(func() { close(p.closed) })
+	p.closeOne.Do(func() {
+		close(p.closed)
+		p.t.mu.Lock()
+		delete(p.t.pipelines, p)
+		p.t.mu.Unlock()
+	})
 	p.fail(raft.ErrPipelineShutdown)
 	return nil
 }
@@ -138,9 +143,6 @@ func (p *raftPipeline) fail(err error) {
 		p.errMu.Unlock()
 		close(p.shutdown)
 		_ = p.c.Close()
-		p.t.mu.Lock()
-		delete(p.t.pipelines, p)
-		p.t.mu.Unlock()
 	})
 }
 
