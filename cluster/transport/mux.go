@@ -3,13 +3,13 @@ package transport
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
 )
 
 // Config configures a Mux.
@@ -192,16 +192,32 @@ func (m *Mux) handshake(raw net.Conn) {
 	m.mu.Unlock()
 	if s == nil {
 		m.log.Debug("bus: connection for unknown group", "group", h.group, "from", h.from)
-		_ = c.Close()
+		m.refuse(c)
 		return
 	}
 	select {
 	case s.accept <- c:
 	case <-s.done:
-		_ = c.Close()
+		m.refuse(c)
 	case <-time.After(m.cfg.HeaderTimeout):
 		m.log.Warn("bus: group not accepting connections", "group", h.group)
-		_ = c.Close()
+		m.refuse(c)
+	}
+}
+
+// refuse closes a connection for a group no stream serves, saying so first
+// (muxRefused): a raft transport dialler then knows the group is not here
+// (yet), rather than taking the hang-up for an old node's. Its own write
+// side is closed first and what the dialler sent is drained, so that the
+// close sends no reset that could discard the byte before it is read.
+func (m *Mux) refuse(c *conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(m.cfg.HeaderTimeout))
+	if _, err := c.Write([]byte{muxRefused}); err != nil {
+		return
+	}
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(c, 1<<20))
 	}
 }
 
@@ -277,15 +293,15 @@ func (m *Mux) stream(group uint32) (*Stream, error) {
 	return s, nil
 }
 
-// TransportOptions tunes the raft.NetworkTransport of one group.
+// TransportOptions tunes the raft transport of one group.
 type TransportOptions struct {
-	Logger  hclog.Logger
-	MaxPool int           // default 3
-	Timeout time.Duration // I/O deadline, default 10 s
+	Logger  hclog.Logger  // default: discard
+	MaxPool int           // idle connections kept per peer for plain RPCs, default 3
+	Timeout time.Duration // I/O deadline, default 10 s (scaled up for snapshots)
 }
 
 // Transport registers group and returns a raft transport over its stream.
-func (m *Mux) Transport(group uint32, o TransportOptions) (*raft.NetworkTransport, error) {
+func (m *Mux) Transport(group uint32, o TransportOptions) (*RaftTransport, error) {
 	s, err := m.Stream(group)
 	if err != nil {
 		return nil, err
@@ -296,21 +312,10 @@ func (m *Mux) Transport(group uint32, o TransportOptions) (*raft.NetworkTranspor
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  s,
-		MaxPool: o.MaxPool,
-		Timeout: o.Timeout,
-		Logger:  o.Logger,
-		// No pipelined replication. hashicorp/raft v1.7.3 can deadlock a
-		// leader's Shutdown when leadership is lost while a pipeline is
-		// busy: the response decoder exits on a higher term, the decoder of
-		// the transport waits to hand it a response forever, and the
-		// replicator waits to hand the transport the next request forever
-		// (seen as Node.Close hanging in a rolling-restart test). Proposals
-		// are batched already, so one AppendEntries in flight per follower
-		// costs little (raft's own docs measured pipelining as no gain).
-		MaxRPCsInFlight: 1,
-	}), nil
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	return newRaftTransport(s, o), nil
 }
 
 // localDialAddr is the address a dial to target leaves from: the

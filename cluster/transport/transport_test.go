@@ -139,6 +139,11 @@ func TestBadConnectionsAreClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An unknown group is refused in words, then closed.
+	var refused [1]byte
+	if _, err := io.ReadFull(c, refused[:]); err != nil || refused[0] != muxRefused {
+		t.Fatalf("unknown group: read %#x, %v; want %#x", refused[0], err, muxRefused)
+	}
 	expectClosed(t, c)
 
 	for _, junk := range [][]byte{[]byte("GET / HTTP/1.1\r\n\r\n"), []byte("SRB"), nil} {
@@ -218,7 +223,7 @@ func TestFaults(t *testing.T) {
 	}
 }
 
-// TestRaftTransport runs a raft RPC between two groups' NetworkTransports.
+// TestRaftTransport runs a raft RPC between two groups' transports.
 func TestRaftTransport(t *testing.T) {
 	a, b := newMux(t, "a", nil, nil), newMux(t, "b", nil, nil)
 	ta, err := a.Transport(3, TransportOptions{})
