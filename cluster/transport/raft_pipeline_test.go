@@ -92,7 +92,7 @@ func legacyPair(t *testing.T) transportPair {
 
 // serve answers every RPC reaching tr's consumer with answer until the
 // test ends; answer may block.
-func serve(t *testing.T, tr raft.Transport, answer func(raft.RPC)) {
+func serve(t testing.TB, tr raft.Transport, answer func(raft.RPC)) {
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	go func() {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
@@ -257,4 +258,39 @@ func TestPipelineFailsOnCutLink(t *testing.T) {
 		t.Fatalf("after the heal: %v (msgpack: %v)", err, client.legacy.speaks(addr))
 	}
 	_ = pipe2.Close()
+}
+
+// BenchmarkAppendEntries: one AppendEntries of 64 entries of 100 bytes,
+// sent and answered over loopback, by each transport.
+func BenchmarkAppendEntries(b *testing.B) {
+	req := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ID: []byte("a"), Addr: []byte("a:1")}, Term: 5, PrevLogEntry: 1, LeaderCommitIndex: 1}
+	for i := range 64 {
+		req.Entries = append(req.Entries, &raft.Log{Index: uint64(i + 2), Term: 5, Data: bytes.Repeat([]byte{'x'}, 100), AppendedAt: time.Now()})
+	}
+	for _, kind := range []string{"new", "msgpack"} {
+		b.Run(kind, func(b *testing.B) {
+			a, s := newMux(b, "a", nil, nil), newMux(b, "b", nil, nil)
+			o := TransportOptions{MaxPool: 3, Timeout: 10 * time.Second, Logger: hclog.NewNullLogger()}
+			var client, server raft.Transport
+			if kind == "new" {
+				client, server = newRaftTransport(stream(b, a, 1), o), newRaftTransport(stream(b, s, 1), o)
+			} else {
+				client, server = newNetworkTransport(stream(b, a, 1), o), newNetworkTransport(stream(b, s, 1), o)
+			}
+			b.Cleanup(func() {
+				_ = client.(raft.WithClose).Close()
+				_ = server.(raft.WithClose).Close()
+			})
+			serve(b, server, echo)
+			addr := raft.ServerAddress(s.Addr().String())
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				var resp raft.AppendEntriesResponse
+				if err := client.AppendEntries("b", addr, req, &resp); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

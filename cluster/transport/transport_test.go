@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-func listen(t *testing.T) net.Listener {
+func listen(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -22,7 +22,7 @@ func listen(t *testing.T) net.Listener {
 	return ln
 }
 
-func newMux(t *testing.T, id string, f *Faults, ctl ControlFunc) *Mux {
+func newMux(t testing.TB, id string, f *Faults, ctl ControlFunc) *Mux {
 	t.Helper()
 	m, err := New(Config{Listener: listen(t), LocalID: id, Faults: f, Control: ctl, HeaderTimeout: 200 * time.Millisecond})
 	if err != nil {
@@ -32,7 +32,7 @@ func newMux(t *testing.T, id string, f *Faults, ctl ControlFunc) *Mux {
 	return m
 }
 
-func stream(t *testing.T, m *Mux, group uint32) *Stream {
+func stream(t testing.TB, m *Mux, group uint32) *Stream {
 	t.Helper()
 	s, err := m.Stream(group)
 	if err != nil {
