@@ -151,7 +151,10 @@ func (f *devFlags) plan() ([]*devNode, error) {
 			"--id", n.id, "--bind", n.client, "--peers", strings.Join(peers, ","),
 			"--data-dir", filepath.Join(dir, n.id),
 			"--groups", strconv.Itoa(f.groups), "--replicas", strconv.Itoa(f.replicas),
-			"--log-store", f.logStore, "--log-level", f.logLevel, "--log-format", f.logFormat,
+			"--log-level", f.logLevel, "--log-format", f.logFormat,
+		}
+		if f.logStore != "" { // unset (bench reshard's plan): the server's default
+			n.argv = append(n.argv, "--log-store", f.logStore)
 		}
 	}
 	if f.pprofPort > 0 {
