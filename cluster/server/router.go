@@ -181,7 +181,11 @@ func (s *Server) route(c *client, args [][]byte) route {
 	}
 	g := s.n.GroupOf(slot)
 	if c.asking || cmd.meta.Is(resp.FlagAsking) {
-		if t := s.askingTarget(slot); t != nil {
+		t, reply := s.askedGroup(slot)
+		if reply != nil {
+			return route{cmd: cmd, reply: *reply}
+		}
+		if t != nil {
 			g = t
 		}
 	}

@@ -17,16 +17,53 @@ import (
 // frozenWait bounds how long a write waits for its keys' copy to finish.
 const frozenWait = 2 * time.Second
 
-// askingTarget is slot's migration target group if this node leads it.
-func (s *Server) askingTarget(slot uint16) *cluster.Group {
-	mig, ok := s.n.Migration(slot)
-	if !ok {
-		return nil
+// askedGroup is where a command after ASKING for slot goes: the slot's
+// migration target when this node leads it (g), or a reply. The client
+// came here on an -ASK from the source's leader, so sending it back there
+// with -MOVED would bounce it between the two until its redirects run out
+// (go-redis: 16, then the -ASK is the caller's error). Instead:
+//   - while this node's map has not caught up with the migration yet, wait
+//     for it (bounded by flipWait);
+//   - when the target's leadership moved elsewhere, -ASK on to its leader
+//     (TRYAGAIN while none is known).
+//
+// With neither g nor a reply the command is routed as without ASKING: the
+// slot is no longer migrating (it flipped) or never was.
+func (s *Server) askedGroup(slot uint16) (g *cluster.Group, reply *resp.Value) {
+	deadline := time.NewTimer(flipWait)
+	defer deadline.Stop()
+	for {
+		changed := s.n.MapChanged()
+		if mig, ok := s.n.Migration(slot); ok {
+			return s.askedTarget(slot, mig.To)
+		}
+		if s.n.GroupOf(slot).IsLeader() {
+			return nil, nil
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return nil, nil
+		case <-s.ctx.Done():
+			return nil, nil
+		}
 	}
-	if g, ok := s.n.Group(mig.To); ok && g.IsLeader() {
-		return g
+}
+
+// askedTarget: the migration target group gid if this node leads it, else
+// -ASK to its leader elsewhere, else TRYAGAIN.
+func (s *Server) askedTarget(slot uint16, gid uint32) (*cluster.Group, *resp.Value) {
+	g, ok := s.n.Group(gid)
+	if ok && g.IsLeader() {
+		return g, nil
 	}
-	return nil
+	v := resp.Err(resp.ErrTryAgain)
+	if ok {
+		if leader, known := s.n.Leader(g); known && leader.ID != s.n.Self().ID && leader.ClientAddr != "" {
+			v = resp.Err(resp.ErrAsk(slot, leader.ClientAddr))
+		}
+	}
+	return nil, &v
 }
 
 // askReply is Redis's -ASK slot host:port for keys of slot that went to

@@ -164,11 +164,7 @@ func TestSetSlotReshardFlow(t *testing.T) {
 	for gid := uint32(1); gid <= 3; gid++ {
 		c.Leader(gid)
 	}
-	// SETSLOT records migrations in the meta group: wait for its leader.
-	cluster.PollUntil(t, "one meta leader known everywhere", func() bool {
-		l := c.Nodes[0].MetaLeader()
-		return l != "" && c.Nodes[1].MetaLeader() == l && c.Nodes[2].MetaLeader() == l
-	})
+	waitMetaLeader(t, c)
 	_, addr1 := serveNode(t, c.Nodes[0])
 	_, addr2 := serveNode(t, c.Nodes[1])
 	src, dst := dialBlk(t, addr1), dialBlk(t, addr2)
@@ -215,6 +211,16 @@ func TestSetSlotReshardFlow(t *testing.T) {
 		t.Fatalf("GET on group 2 = %v, %v", v, err)
 	}
 	waitNodesLine(t, src, "")
+}
+
+// waitMetaLeader waits until c's three nodes know the same meta group
+// leader: SETSLOT records migrations in the meta group.
+func waitMetaLeader(t *testing.T, c *cluster.TestCluster) {
+	t.Helper()
+	cluster.PollUntil(t, "one meta leader known everywhere", func() bool {
+		l := c.Nodes[0].MetaLeader()
+		return l != "" && c.Nodes[1].MetaLeader() == l && c.Nodes[2].MetaLeader() == l
+	})
 }
 
 // waitNodesLine polls CLUSTER NODES on b until the line of myself ends with
