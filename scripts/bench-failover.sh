@@ -35,18 +35,9 @@ FAILOVER_TARGETS=${FAILOVER_TARGETS:-"slotraft redis"}
 SLOTRAFT_FAILOVER_PORT=${SLOTRAFT_FAILOVER_PORT:-7121}
 REDIS_CLUSTER_PORT=${REDIS_CLUSTER_PORT:-7221}
 
-for tool in redis-server redis-cli go; do
-	command -v "$tool" >/dev/null || { echo "bench-failover: $tool not found (make test-deps installs the redis tools)" >&2; exit 1; }
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/slotraft-bench-failover.XXXXXX")
+bench_setup bench-failover redis-server redis-cli go
 declare -A pid_of=() # client port -> pid of the process serving it
-cleanup() {
-	stop_pids "${pid_of[@]}"
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_pids() { echo "${pid_of[@]}"; }
 
 # cluster_ok PORT...: every node answers cluster_state:ok.
 cluster_ok() {

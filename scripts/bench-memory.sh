@@ -28,18 +28,7 @@ BENCH_MEMORY_EXPIRE=${BENCH_MEMORY_EXPIRE:-0}
 SLOTRAFT_BASE_PORT=${SLOTRAFT_BASE_PORT:-7301}
 REDIS_MEM_PORT=${REDIS_MEM_PORT:-7401}
 
-for tool in redis-server redis-cli go; do
-	command -v "$tool" >/dev/null || { echo "bench-memory: $tool not found (make test-deps installs the redis tools)" >&2; exit 1; }
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/slotraft-bench-memory.XXXXXX")
-pids=()
-cleanup() {
-	stop_pids "${pids[@]}"
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup bench-memory redis-server redis-cli go
 
 # measure TARGET ARGS...: one `slotraft bench memory` run; its CSV goes to
 # $work/TARGET.csv and its rows to the terminal.

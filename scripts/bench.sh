@@ -44,18 +44,7 @@ SLOTRAFT_BASE_PORT=${SLOTRAFT_BASE_PORT:-7101}
 REDIS_AOF_PORT=${REDIS_AOF_PORT:-7201}
 REDIS_MEM_PORT=${REDIS_MEM_PORT:-7202}
 
-for tool in redis-server redis-cli redis-benchmark go; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool not found (make test-deps installs the redis tools)" >&2; exit 1; }
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/slotraft-bench.XXXXXX")
-pids=()
-cleanup() {
-	stop_pids "${pids[@]}"
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup bench redis-server redis-cli redis-benchmark go
 
 # run_benchmark TARGET PIPELINE ARGS...: one redis-benchmark run (a custom
 # command must come last in ARGS); its CSV

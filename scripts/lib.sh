@@ -12,6 +12,31 @@ stop_pids() {
 	for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
 }
 
+# bench_setup NAME TOOL...: exits unless every TOOL is on the PATH, makes
+# the scratch directory $work and an empty pids array, and on exit stops
+# what bench_pids lists (default: the pids array) and removes $work.
+bench_setup() {
+	local name=$1 tool
+	shift
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || { echo "$name: $tool not found (make test-deps installs the redis tools)" >&2; exit 1; }
+	done
+	work=$(mktemp -d "${TMPDIR:-/tmp}/slotraft-$name.XXXXXX")
+	pids=()
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+# bench_pids: the pids bench_cleanup stops; a script that keeps its pids
+# elsewhere redefines it.
+bench_pids() { echo "${pids[@]}"; }
+
+bench_cleanup() {
+	# shellcheck disable=SC2046 # one word per pid
+	stop_pids $(bench_pids)
+	rm -rf "$work"
+}
+
 # wait_for DESCRIPTION SECONDS COMMAND...: poll COMMAND until it succeeds.
 wait_for() {
 	local what=$1 secs=$2 deadline

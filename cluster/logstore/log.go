@@ -97,36 +97,32 @@ func (l *GroupLog) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	if err := l.enter(); err != nil {
-		return err
-	}
-	defer l.db.leave()
-	b := l.db.pdb.NewBatch()
-	defer b.Close()
 	lo, hi := logs[0].Index, logs[0].Index
-	var buf []byte
 	for _, e := range logs {
 		if e.Index == 0 {
 			return fmt.Errorf("logstore: log %016x: index 0 (Raft's first index is 1)", l.prefix)
 		}
 		lo, hi = min(lo, e.Index), max(hi, e.Index)
-		buf = appendLog(buf[:0], e)
-		if err := b.Set(logKey(l.prefix, e.Index), buf, nil); err != nil { // Set copies buf
-			return fmt.Errorf("logstore: log %016x: %w", l.prefix, err)
+	}
+	fill := func(b *pebble.Batch) error {
+		var buf []byte
+		for _, e := range logs {
+			buf = appendLog(buf[:0], e)
+			if err := b.Set(logKey(l.prefix, e.Index), buf, nil); err != nil { // Set copies buf
+				return err
+			}
 		}
+		return nil
 	}
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("logstore: log %016x: store %d-%d: %w", l.prefix, lo, hi, err)
-	}
-	if first := l.first.Load(); first == 0 || lo < first {
-		l.first.Store(lo)
-	}
-	if hi > l.last.Load() {
-		l.last.Store(hi)
-	}
-	return nil
+	return l.write("store", lo, hi, fill, func() error {
+		if first := l.first.Load(); first == 0 || lo < first {
+			l.first.Store(lo)
+		}
+		if hi > l.last.Load() {
+			l.last.Store(hi)
+		}
+		return nil
+	})
 }
 
 // DeleteRange deletes the entries min..max (inclusive) with one range
@@ -139,20 +135,30 @@ func (l *GroupLog) DeleteRange(lo, hi uint64) error {
 	if lo > hi {
 		return nil
 	}
+	fill := func(b *pebble.Batch) error {
+		return b.DeleteRange(logKey(l.prefix, lo), indexEnd(l.prefix, hi), nil)
+	}
+	// Two seeks afterwards: exact even if the range left a hole or missed the log.
+	return l.write("delete", lo, hi, fill, l.reload)
+}
+
+// write is the one way a change reaches the log: fill builds a batch, which
+// is committed with a sync, and after updates the cached bounds, both
+// under the write lock so bounds and disk change together.
+func (l *GroupLog) write(op string, lo, hi uint64, fill func(*pebble.Batch) error, after func() error) error {
 	if err := l.enter(); err != nil {
 		return err
 	}
 	defer l.db.leave()
 	b := l.db.pdb.NewBatch()
 	defer b.Close()
-	if err := b.DeleteRange(logKey(l.prefix, lo), indexEnd(l.prefix, hi), nil); err != nil {
+	if err := fill(b); err != nil {
 		return fmt.Errorf("logstore: log %016x: %w", l.prefix, err)
 	}
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("logstore: log %016x: delete %d-%d: %w", l.prefix, lo, hi, err)
+		return fmt.Errorf("logstore: log %016x: %s %d-%d: %w", l.prefix, op, lo, hi, err)
 	}
-	// Two seeks: exact even if the range left a hole or missed the log.
-	return l.reload()
+	return after()
 }

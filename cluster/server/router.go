@@ -70,12 +70,7 @@ func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
 		return 1
 	}
 	batch, data := s.collectRun(c, r, cmds, now)
-	var out []resp.Value
-	if r.kind == routeRead {
-		out = s.readBatch(r, data, batch)
-	} else {
-		out = s.proposeBatch(c, r, batch)
-	}
+	out := s.runBatch(c, r, data, batch)
 	for _, v := range out {
 		s.send(c, v)
 	}
@@ -106,30 +101,22 @@ func (s *Server) collectRun(c *client, r route, cmds []redcon.Command, now time.
 	return batch, data
 }
 
-// readBatch runs a run of reads of one group, routed as r, after one
-// read-index round: each read still starts after the round that confirms
-// this node's leadership began (they all arrived before it), so each is
-// linearizable; they run in order. A panic answers every read of the run
-// with the internal error.
-func (s *Server) readBatch(r route, cmds []*fsm.Command, batch [][][]byte) (out []resp.Value) {
+// runBatch runs a run of commands of one group, routed as r: reads after
+// one read-index round (readMany: each read still starts after the round
+// that confirms this node's leadership began, as they all arrived before
+// it, so each is linearizable; they run in order), writes proposed
+// together. A panic on the way answers every command of the run with the
+// internal error.
+func (s *Server) runBatch(c *client, r route, data []*fsm.Command, batch [][][]byte) (out []resp.Value) {
 	defer s.onPanic(r.cmd.meta.Name, func(e resp.Value) {
 		out = make([]resp.Value, len(batch))
 		for i := range out {
 			out[i] = e
 		}
 	})
-	return s.readMany(r.group, cmds, batch)
-}
-
-// proposeBatch is propose for a batch of writes routed as r: a panic on
-// the way answers every command of the batch with the internal error.
-func (s *Server) proposeBatch(c *client, r route, batch [][][]byte) (out []resp.Value) {
-	defer s.onPanic(r.cmd.meta.Name, func(e resp.Value) {
-		out = make([]resp.Value, len(batch))
-		for i := range out {
-			out[i] = e
-		}
-	})
+	if r.kind == routeRead {
+		return s.readMany(r.group, data, batch)
+	}
 	return s.propose(c, r.group, batch)
 }
 

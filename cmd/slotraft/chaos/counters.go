@@ -30,36 +30,10 @@ func (w *counters) Next(rng *rand.Rand, _ *process) Op {
 	return Op{Kind: "INCRBY", Key: w.keys[rng.IntN(len(w.keys))], N: int64(1 + rng.IntN(5))}
 }
 
-func (w *counters) Finals() []Op {
-	ops := make([]Op, len(w.keys))
-	for i, k := range w.keys {
-		ops[i] = Op{Kind: "GET", Key: k}
-	}
-	return ops
-}
+func (w *counters) Finals() []Op { return readEach("GET", w.keys) }
 
 func (w *counters) Check(_ context.Context, ops []Op, _ []Event) Verdict {
-	v := Verdict{Workload: w.Name(), Result: "ok"}
-	byKey := map[string][]Op{}
-	final := map[string]Op{}
-	for _, op := range ops {
-		switch {
-		case op.Workload != w.Name():
-		case op.Final:
-			final[op.Key] = op
-		case op.Kind == "INCRBY" && op.Outcome != Fail:
-			byKey[op.Key] = append(byKey[op.Key], op)
-		}
-	}
-	for _, key := range w.keys {
-		f, ok := final[key]
-		if !ok {
-			v.Notes = append(v.Notes, key+": no final read")
-			continue
-		}
-		v.Anomalies = append(v.Anomalies, checkCounter(key, byKey[key], f)...)
-	}
-	return v.settle("some counters were not read at the end")
+	return checkPerKey(w.Name(), "INCRBY", w.keys, ops, checkCounter)
 }
 
 // checkCounter checks one counter's increments and final read.

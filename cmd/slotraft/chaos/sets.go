@@ -30,36 +30,10 @@ func (w *sets) Next(rng *rand.Rand, p *process) Op {
 	return Op{Kind: "SADD", Key: w.keys[rng.IntN(len(w.keys))], Value: p.unique()}
 }
 
-func (w *sets) Finals() []Op {
-	ops := make([]Op, len(w.keys))
-	for i, k := range w.keys {
-		ops[i] = Op{Kind: "SMEMBERS", Key: k}
-	}
-	return ops
-}
+func (w *sets) Finals() []Op { return readEach("SMEMBERS", w.keys) }
 
 func (w *sets) Check(_ context.Context, ops []Op, _ []Event) Verdict {
-	v := Verdict{Workload: w.Name(), Result: "ok"}
-	adds := map[string][]Op{}
-	final := map[string]Op{}
-	for _, op := range ops {
-		switch {
-		case op.Workload != w.Name():
-		case op.Final:
-			final[op.Key] = op
-		case op.Kind == "SADD" && op.Outcome != Fail:
-			adds[op.Key] = append(adds[op.Key], op)
-		}
-	}
-	for _, key := range w.keys {
-		f, ok := final[key]
-		if !ok {
-			v.Notes = append(v.Notes, key+": no final read")
-			continue
-		}
-		v.Anomalies = append(v.Anomalies, checkSet(key, adds[key], f)...)
-	}
-	return v.settle("some sets were not read at the end")
+	return checkPerKey(w.Name(), "SADD", w.keys, ops, checkSet)
 }
 
 // checkSet checks one set's adds against its final members.
