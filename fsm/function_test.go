@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -350,9 +351,9 @@ func TestFunctionDumpFromRedis(t *testing.T) {
 
 func mustHex(t *testing.T, s string) []byte {
 	t.Helper()
-	out := make([]byte, len(s)/2)
-	for i := range out {
-		out[i] = hexVal(s[2*i])<<4 | hexVal(s[2*i+1])
+	out, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -411,42 +412,6 @@ func TestCheckFunctionWrite(t *testing.T) {
 	}
 	if err := CheckFunctionRead(byteArgs([]string{"list", "bad"})); err == nil || err.Error() != "ERR Unknown argument bad" {
 		t.Errorf("CheckFunctionRead(list bad) = %v", err)
-	}
-}
-
-func TestSplitArgs(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string // nil: unbalanced
-	}{
-		{"#!lua name=a", []string{"#!lua", "name=a"}},
-		{"  #!lua \t name=a  ", []string{"#!lua", "name=a"}},
-		{`#!lua "name=a b"`, []string{"#!lua", "name=a b"}},
-		{`#!lua "a\x41\n"`, []string{"#!lua", "aA\n"}},
-		{`#!lua 'it\'s'`, []string{"#!lua", "it's"}},
-		{`#!lua "open`, nil},
-		{`#!lua "a"b`, nil},
-		{`#!lua 'a'b`, nil},
-		{`#!"lua" x`, []string{"#!lua", "x"}},
-		{"", []string{}},
-	}
-	for _, c := range cases {
-		got, ok := splitArgs([]byte(c.in))
-		if c.want == nil {
-			if ok {
-				t.Errorf("splitArgs(%q) = %q, want unbalanced", c.in, got)
-			}
-			continue
-		}
-		if !ok || len(got) != len(c.want) {
-			t.Errorf("splitArgs(%q) = %q %v, want %q", c.in, got, ok, c.want)
-			continue
-		}
-		for i := range got {
-			if string(got[i]) != c.want[i] {
-				t.Errorf("splitArgs(%q)[%d] = %q, want %q", c.in, i, got[i], c.want[i])
-			}
-		}
 	}
 }
 

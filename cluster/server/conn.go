@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/slotraft/slotraft/resp"
 )
 
@@ -16,7 +14,7 @@ import (
 // so the fields they read are guarded by mu.
 type client struct {
 	id      uint64
-	conn    redcon.Conn
+	conn    *clientConn
 	addr    string // remote host:port
 	laddr   string // local host:port
 	created time.Time
@@ -42,23 +40,22 @@ type client struct {
 	sub *subscriber
 }
 
-func newClient(id uint64, rc redcon.Conn) *client {
+func newClient(id uint64, cc *clientConn) *client {
 	now := time.Now()
-	c := &client{id: id, conn: rc, addr: rc.RemoteAddr(), created: now, lastAt: now, proto: resp.RESP2, lastCmd: "NULL"}
-	if nc := rc.NetConn(); nc != nil {
-		c.laddr = nc.LocalAddr().String()
+	return &client{
+		id: id, conn: cc, addr: cc.nc.RemoteAddr().String(), laddr: cc.nc.LocalAddr().String(),
+		created: now, lastAt: now, proto: resp.RESP2, lastCmd: "NULL",
 	}
-	return c
 }
 
-// reply renders v for the client's protocol and queues it; redcon flushes
-// once the pipeline read so far has been answered.
+// reply renders v for the client's protocol and queues it; the connection
+// loop writes the queue once the pipeline read so far has been answered.
 func (c *client) reply(v resp.Value) int {
 	if c.sub != nil {
 		return c.sub.out.reply(v, c.protocol())
 	}
 	c.buf = v.Append(c.buf[:0], c.protocol())
-	c.conn.WriteRaw(c.buf)
+	c.conn.write(c.buf)
 	return len(c.buf)
 }
 
@@ -129,7 +126,8 @@ func validClientName(name []byte) bool {
 }
 
 // info renders the client as one CLIENT LIST / CLIENT INFO line, in Redis
-// 7.2's field order. Buffers are managed by redcon, so their sizes are 0.
+// 7.2's field order. The query and reply buffers belong to the
+// connection's goroutine and are not sampled from here: their sizes are 0.
 func (c *client) info(now time.Time) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,5 +1,6 @@
 // Package server is slotraft's client front end: it serves Redis clients
-// for a cluster.Node. It reads commands with redcon (server.go, conn.go),
+// for a cluster.Node. It reads commands with resp.RequestReader (serve.go,
+// conn.go),
 // routes each one (router.go): unknown command, arity, CROSSSLOT, MOVED or
 // CLUSTERDOWN are answered at once; a node command runs here; a read runs
 // linearizably on a group led here (Group.Read), a write is proposed to it

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
@@ -45,7 +43,7 @@ type txState struct {
 	watches []fsm.Watch
 }
 
-// queuedCmd is one command queued in MULTI, its arguments copied (redcon
+// queuedCmd is one command queued in MULTI, its arguments copied (the connection loop
 // reuses its buffers).
 type queuedCmd struct {
 	cmd  *command
@@ -66,7 +64,7 @@ func inMulti(c *client) bool { return c.tx != nil && c.tx.multi }
 // queueInMulti queues cmd when c is in MULTI and cmd is not one of the
 // commands that act at once (flagged now: EXEC, DISCARD, MULTI, WATCH,
 // QUIT, RESET); it reports whether it answered cmd.
-func (s *Server) queueInMulti(c *client, cmd redcon.Command) bool {
+func (s *Server) queueInMulti(c *client, cmd resp.Request) bool {
 	if !inMulti(c) || len(cmd.Args) == 0 {
 		return false
 	}

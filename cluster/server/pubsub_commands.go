@@ -3,8 +3,6 @@ package server
 import (
 	"time"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/slotraft/slotraft/resp"
 )
 
@@ -218,7 +216,7 @@ func cmdPubsubHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 //     family and the commands flagged subscribed (PING, QUIT, RESET);
 //     anything else gets Redis's error. Unknown commands, arity errors and
 //     redirects come first, as in Redis (the normal path answers them).
-func (s *Server) pubsubGate(c *client, cmd redcon.Command) bool {
+func (s *Server) pubsubGate(c *client, cmd resp.Request) bool {
 	if c.sub == nil && c.tx == nil {
 		return false // the common case: one check
 	}

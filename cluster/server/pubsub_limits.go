@@ -11,7 +11,7 @@ import (
 
 // client-output-buffer-limit: one limit per client class, in bytes and
 // seconds. Only the pubsub class is enforced (normal connections are
-// written by redcon, which blocks instead of buffering); the others are
+// written by their own goroutine, which blocks instead of buffering); the others are
 // kept so CONFIG GET/SET round-trip as in Redis.
 
 // obufClass is one class's hard limit, soft limit and soft seconds; 0 is no limit.

@@ -5,19 +5,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/slotraft/slotraft/resp"
 )
 
-// A connection's output once it can receive pushes. redcon writes replies
+// A connection's output once it can receive pushes. The connection loop
+// (serve.go) writes replies
 // only from the connection's own goroutine, after each pipeline; a
 // subscriber must also receive messages at any time from publishers'
 // goroutines, without a publisher ever waiting for it. So from its first
 // subscribe-family command on, every byte for the connection — command
 // replies and pushes alike — is appended to one outQueue in the order it
 // is produced, and one writer goroutine per such connection writes the
-// queue to the socket. redcon keeps reading and dispatching the
+// queue to the socket. The connection loop keeps reading and dispatching the
 // connection's commands as before (a RESP3 client may run any command
 // while subscribed); its own buffer stays empty.
 //
@@ -61,7 +60,7 @@ func newOutQueue(s *Server, sub *subscriber, nc net.Conn) *outQueue {
 }
 
 // subscriberOf returns c's subscriber, making it and its output queue on
-// first use. The replies redcon still buffers for the current pipeline move
+// first use. The replies still queued for the current pipeline move
 // to the queue's head, so they keep their place before anything pushed
 // from now on.
 func (s *Server) subscriberOf(c *client) *subscriber {
@@ -69,13 +68,8 @@ func (s *Server) subscriberOf(c *client) *subscriber {
 		return c.sub
 	}
 	sub := &subscriber{c: c}
-	sub.out = newOutQueue(s, sub, c.conn.NetConn())
-	if w := redcon.BaseWriter(c.conn); w != nil {
-		if b := w.Buffer(); len(b) > 0 {
-			sub.out.buf = append(sub.out.buf, b...)
-			w.SetBuffer(nil)
-		}
-	}
+	sub.out = newOutQueue(s, sub, c.conn.nc)
+	sub.out.buf = append(sub.out.buf, c.conn.takeOutput()...)
 	if !s.ps.goRun(sub.out.run) {
 		sub.out.closed = true // server closing: nothing will be written
 	}
@@ -159,7 +153,7 @@ func (o *outQueue) overLimit(lim obufClass, used int64) bool {
 }
 
 // kill closes a connection over its limit: what is queued is dropped, the
-// socket closed, and redcon's reader ends the connection. o.mu is held.
+// socket closed, and the connection's reader ends it. o.mu is held.
 func (o *outQueue) kill(used int64) {
 	o.closed = true
 	o.buf = nil

@@ -11,7 +11,6 @@ import (
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
 	"github.com/slotraft/slotraft/slots"
-	"github.com/tidwall/redcon"
 )
 
 // routeKind says where a command goes.
@@ -41,7 +40,7 @@ const maxBatch = 512
 // serve runs a pipeline of commands in order, proposing each run of
 // consecutive writes for one group as a single batch and serving each run
 // of consecutive reads of one group after a single read-index round.
-func (s *Server) serve(c *client, cmds []redcon.Command) {
+func (s *Server) serve(c *client, cmds []resp.Request) {
 	for i := 0; i < len(cmds) && !c.closing; {
 		i += s.serveRun(c, cmds[i:])
 	}
@@ -50,7 +49,7 @@ func (s *Server) serve(c *client, cmds []redcon.Command) {
 // serveRun answers cmds[0], and the commands right after it when they are
 // of the same kind (read or write) for the same group; it returns how many
 // commands it answered.
-func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
+func (s *Server) serveRun(c *client, cmds []resp.Request) int {
 	if s.pubsubGate(c, cmds[0]) { // subscribed-state rules (pubsub_commands.go)
 		return 1
 	}
@@ -83,7 +82,7 @@ func (s *Server) serveRun(c *client, cmds []redcon.Command) int {
 // commands after it wait until it is answered, as in Redis. A command that
 // routes differently is left for the next run (routing it again there is
 // cheap and pure).
-func (s *Server) collectRun(c *client, r route, cmds []redcon.Command, now time.Time) ([][][]byte, []*fsm.Command) {
+func (s *Server) collectRun(c *client, r route, cmds []resp.Request, now time.Time) ([][][]byte, []*fsm.Command) {
 	batch := [][][]byte{cmds[0].Args}
 	data := []*fsm.Command{r.cmd.data}
 	for last := r; len(cmds) > len(batch); {
@@ -120,7 +119,7 @@ func (s *Server) runBatch(c *client, r route, data []*fsm.Command, batch [][][]b
 	return s.propose(c, r.group, batch)
 }
 
-func (s *Server) account(c *client, cmd redcon.Command, r route, now time.Time) {
+func (s *Server) account(c *client, cmd resp.Request, r route, now time.Time) {
 	s.stats.commands.Add(1)
 	s.stats.netIn.Add(int64(len(cmd.Raw)))
 	name := "NULL"

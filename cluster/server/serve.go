@@ -1,0 +1,200 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"time"
+
+	"github.com/slotraft/slotraft/resp"
+)
+
+// The connection loop: each client has a goroutine that reads its
+// requests with resp.RequestReader (one parse that also enforces Redis's
+// protocol limits), serves all the requests one read brought (a pipeline:
+// consecutive writes of one group become one proposal, router.go), and
+// writes all their replies with one write.
+
+// Serve accepts clients on ln until Close, then returns nil.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed || s.serving != nil {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrClosed
+	}
+	s.ln = ln
+	s.serving = make(chan struct{})
+	done := s.serving
+	s.mu.Unlock()
+	defer close(done)
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and the like: wait, as net/http does,
+			// rather than spin on the error.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept", "err", err, "retry_in", backoff)
+			time.Sleep(backoff) // a pause before the next Accept, not a wait for a condition
+			continue
+		}
+		backoff = 0
+		if c := s.accept(nc); c != nil {
+			go s.serveConn(c)
+		}
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops accepting, closes every client connection, cancels in-flight
+// requests and waits for the connection goroutines to end.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	ln, serving := s.ln, s.serving
+	for _, c := range s.clients {
+		_ = c.conn.nc.Close()
+	}
+	s.mu.Unlock()
+	s.cancel()
+	if ln != nil {
+		_ = ln.Close()
+		<-serving
+	}
+	s.conns.Wait()
+	s.ps.close()
+	return nil
+}
+
+// accept registers a new client on nc, or closes nc if the server is
+// closing.
+func (s *Server) accept(nc net.Conn) *client {
+	w := &watchConn{Conn: nc}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = nc.Close()
+		return nil
+	}
+	c := newClient(s.nextID.Add(1), newClientConn(w))
+	c.watch = w
+	s.clients[c.id] = c
+	s.conns.Add(1)
+	s.stats.connections.Add(1)
+	return c
+}
+
+// serveConn is c's goroutine: requests in, replies out, until the client
+// goes, breaks the protocol, or asks to be closed.
+func (s *Server) serveConn(c *client) {
+	defer s.closedConn(c)
+	for {
+		reqs, err := c.conn.rd.Read()
+		if err != nil {
+			c.conn.fail(err)
+			return
+		}
+		if !s.handle(c, reqs) {
+			return
+		}
+		if err := c.conn.flush(); err != nil {
+			return
+		}
+	}
+}
+
+// closedConn forgets c once its goroutine ends.
+func (s *Server) closedConn(c *client) {
+	_ = c.conn.close()
+	s.mu.Lock()
+	delete(s.clients, c.id)
+	s.mu.Unlock()
+	s.forgetClient(c) // its subscriptions and output writer (pubsub.go)
+	s.conns.Done()
+}
+
+// handle serves the requests one read brought; false when the connection
+// is to be closed.
+func (s *Server) handle(c *client, reqs []resp.Request) (keep bool) {
+	// Commands recover from their own panics (onPanic); one anywhere else
+	// (routing, queuing) leaves the pipeline's replies in doubt, so the
+	// connection is closed, never the process.
+	defer s.onPanic("(connection)", func(resp.Value) { keep = false })
+	s.serve(c, reqs)
+	if c.closing {
+		_ = c.conn.flush()
+		c.drainOutput() // a subscriber's queued replies go out first (pubsub_output.go)
+		return false
+	}
+	return true
+}
+
+// clientConn is a client's socket with its request reader and its reply
+// buffer, written once per pipeline.
+type clientConn struct {
+	nc  net.Conn
+	rd  *resp.RequestReader
+	out []byte
+}
+
+func newClientConn(nc net.Conn) *clientConn {
+	return &clientConn{nc: nc, rd: resp.NewRequestReader(nc, resp.Limits{})}
+}
+
+// write queues b (a rendered reply) for the next flush.
+func (cc *clientConn) write(b []byte) { cc.out = append(cc.out, b...) }
+
+// takeOutput hands over the replies queued and not yet written (a
+// subscriber's output queue takes them over, pubsub_output.go).
+func (cc *clientConn) takeOutput() []byte {
+	b := cc.out
+	cc.out = nil
+	return b
+}
+
+// flush writes the queued replies; a big buffer is let go afterwards.
+func (cc *clientConn) flush() error {
+	if len(cc.out) == 0 {
+		return nil
+	}
+	_, err := cc.nc.Write(cc.out)
+	if cap(cc.out) > 64*1024 {
+		cc.out = nil
+	} else {
+		cc.out = cc.out[:0]
+	}
+	return err
+}
+
+// fail ends the connection after a read error: a protocol violation gets
+// Redis's error reply first (after the replies already queued).
+func (cc *clientConn) fail(err error) {
+	var pe *resp.ProtocolError
+	if errors.As(err, &pe) {
+		cc.out = append(cc.out, "-"+pe.Text+"\r\n"...)
+	}
+	if len(cc.out) > 0 {
+		_ = cc.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = cc.flush()
+	}
+}
+
+func (cc *clientConn) close() error {
+	err := cc.nc.Close()
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
