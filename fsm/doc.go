@@ -26,7 +26,7 @@
 // Rules every command follows, so that every replica computes the same state
 // from the same log:
 //   - time comes only from Ctx.Now (the entry's time, never decreasing) and
-//     randomness only from Ctx.Rand (seeded from the entry);
+//     randomness only from Ctx.rand (seeded from the entry);
 //   - no map iteration affects output, no goroutines, no clock;
 //   - a command that fails (wrong type, bad argument) changes nothing;
 //   - every change sets Object.Version to the log index and Object.Touched to

@@ -390,7 +390,7 @@ func hrandfieldCmd(c *Ctx, args [][]byte) resp.Value {
 		if h == nil {
 			return resp.Null()
 		}
-		f, _ := h.At(c.Rand.IntN(h.Len()))
+		f, _ := h.At(c.rand().IntN(h.Len()))
 		return resp.Bulk(f)
 	}
 	withValues := len(args) == 4 && eq(args[3], "withvalues")
@@ -414,7 +414,7 @@ func hrandfieldCmd(c *Ctx, args [][]byte) resp.Value {
 	if count < -randMaxRepeats {
 		return errf("ERR value is out of range")
 	}
-	idx := hsRandIndexes(c.Rand, h.Len(), count)
+	idx := hsRandIndexes(c.rand(), h.Len(), count)
 	out := make([]resp.Value, 0, 2*len(idx))
 	for _, i := range idx {
 		f, v := h.At(i)

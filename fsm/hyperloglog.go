@@ -285,7 +285,7 @@ func pfselftestCmd(c *Ctx, args [][]byte) resp.Value {
 	var want [hllRegisters]uint8
 	for j := 0; j < hllSelftestCycles; j++ {
 		for i := range want {
-			r := uint8(c.Rand.Uint32() & hllRegisterMax)
+			r := uint8(c.rand().Uint32() & hllRegisterMax)
 			want[i] = r
 			hllDenseSetReg(regs, i, r)
 		}
@@ -298,7 +298,7 @@ func pfselftestCmd(c *Ctx, args [][]byte) resp.Value {
 	clear(regs)
 	sparse := hllCreate()
 	relerr := 1.04 / 128 // 1.04/sqrt(16384)
-	seed := c.Rand.Uint64()
+	seed := c.rand().Uint64()
 	checkpoint := uint64(1)
 	var ele [8]byte
 	for j := uint64(1); j <= hllSelftestMax; j++ {

@@ -139,7 +139,7 @@ func newScriptRun(c *Ctx, name, source string, keys [][]byte, readOnly bool, bud
 		r.slot = int(slots.Of(keys[0]))
 	}
 	if c != nil {
-		r.rand.seed(int32(c.Rand.Uint32()))
+		r.rand.seed(int32(c.rand().Uint32()))
 	}
 	return r
 }

@@ -127,7 +127,7 @@ func (o scanOpts) keep(key []byte, obj *store.Object, now int64) bool {
 }
 
 func randomkeyCmd(c *Ctx, _ [][]byte) resp.Value {
-	k := c.Store.RandomKey(c.Rand.Uint64(), c.Now)
+	k := c.Store.RandomKey(c.rand().Uint64(), c.Now)
 	if k == nil {
 		return resp.Null()
 	}

@@ -248,12 +248,12 @@ func spopCmd(c *Ctx, args [][]byte) resp.Value {
 	o, _ := c.mutColl(args[1], store.TypeSet)
 	s = o.Coll.(*store.Set)
 	if count < 0 {
-		m := s.At(c.Rand.IntN(s.Len()))
+		m := s.At(c.rand().IntN(s.Len()))
 		s.Remove(m)
 		c.changedEvent(NotifySet, "spop", args[1], o)
 		return resp.Bulk(m)
 	}
-	idx := hsSample(c.Rand, s.Len(), int(count))
+	idx := hsSample(c.rand(), s.Len(), int(count))
 	popped := make([][]byte, len(idx))
 	for i, j := range idx {
 		popped[i] = s.At(j)
@@ -277,7 +277,7 @@ func srandmemberCmd(c *Ctx, args [][]byte) resp.Value {
 		if s == nil {
 			return resp.Null()
 		}
-		return resp.Bulk(s.At(c.Rand.IntN(s.Len())))
+		return resp.Bulk(s.At(c.rand().IntN(s.Len())))
 	}
 	count, err := hsRandCount(args[2])
 	if err != nil {
@@ -293,7 +293,7 @@ func srandmemberCmd(c *Ctx, args [][]byte) resp.Value {
 	if count < -randMaxRepeats {
 		return errf("ERR value is out of range")
 	}
-	idx := hsRandIndexes(c.Rand, s.Len(), count)
+	idx := hsRandIndexes(c.rand(), s.Len(), count)
 	out := make([]resp.Value, len(idx))
 	for i, j := range idx {
 		out[i] = resp.Bulk(s.At(j))

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -122,7 +121,7 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 // entryCtx is the Ctx of an entry's commands: its index and time, and
 // randomness seeded from it.
 func (s *State) entryCtx(index uint64, now int64, seed uint64) *Ctx {
-	c := &Ctx{Store: s.store, Now: now, Index: index, Rand: rand.New(rand.NewPCG(seed, seed)),
+	c := &Ctx{Store: s.store, Now: now, Index: index, seed: [2]uint64{seed, seed},
 		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), notifyOn: s.collected()}
 	c.moved = s.movedCheck(c)
 	return c
@@ -205,7 +204,7 @@ func (s *State) Read(now int64, cmd *Command, args [][]byte) Outcome {
 	seed := s.reads.Add(1)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	c := &Ctx{Store: s.store, Now: max(now, s.lastNow), Rand: rand.New(rand.NewPCG(seed, uint64(now))),
+	c := &Ctx{Store: s.store, Now: max(now, s.lastNow), seed: [2]uint64{seed, uint64(now)},
 		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings)}
 	c.moved = s.movedCheck(c)
 	if o, redirected := s.readMigratingOutcome(c.Now, cmd, args); redirected {

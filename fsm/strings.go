@@ -53,14 +53,14 @@ func init() {
 }
 
 func getCmd(c *Ctx, args [][]byte) resp.Value {
-	o, err := c.getString(args[1])
+	val, found, err := c.stringValue(args[1])
 	if err != nil {
 		return errReply(err)
 	}
-	if o == nil {
+	if !found {
 		return resp.Null()
 	}
-	return resp.Bulk(o.Str)
+	return resp.Bulk(val)
 }
 
 func setCmd(c *Ctx, args [][]byte) resp.Value {
@@ -164,12 +164,12 @@ func setexCmd(u expireUnit) func(*Ctx, [][]byte) resp.Value {
 func mgetCmd(c *Ctx, args [][]byte) resp.Value {
 	out := make([]resp.Value, 0, len(args)-1)
 	for _, k := range args[1:] {
-		o := c.get(k)
-		if o == nil || o.Type != store.TypeString {
+		val, found, err := c.stringValue(k)
+		if !found || err != nil {
 			out = append(out, resp.Null())
 			continue
 		}
-		out = append(out, resp.Bulk(o.Str))
+		out = append(out, resp.Bulk(val))
 	}
 	return resp.Array(out...)
 }

@@ -12,9 +12,12 @@ import (
 // Ctx is what a command runs against.
 type Ctx struct {
 	Store *store.Store
-	Now   int64      // unix ms: entry time for writes (never decreasing), leader clock for reads
-	Index uint64     // log index (0 for reads)
-	Rand  *rand.Rand // seeded from the entry's seed (writes) / any (reads)
+	Now   int64  // unix ms: entry time for writes (never decreasing), leader clock for reads
+	Index uint64 // log index (0 for reads)
+	// Rand is the command's randomness: set by tests, else made from seed
+	// on first use (rand), as most commands need none.
+	Rand *rand.Rand
+	seed [2]uint64 // the entry's seed (writes) / any (reads)
 	// Ready collects the keys that gained elements during this entry
 	// (signalReady), for serving clients blocked on them.
 	Ready [][]byte
@@ -35,6 +38,16 @@ type Ctx struct {
 	// moved, while some slot migrates out, reports whether a command a
 	// script calls, with these keys, may not run here (migrate.go).
 	moved func(keys [][]byte, write bool) bool
+}
+
+// rand is the command's random source: Rand, or a generator seeded from
+// c.seed made on first use. Replicas make the same one for an entry,
+// whenever they first need it.
+func (c *Ctx) rand() *rand.Rand {
+	if c.Rand == nil {
+		c.Rand = rand.New(rand.NewPCG(c.seed[0], c.seed[1]))
+	}
+	return c.Rand
 }
 
 // Command is one data command: its metadata and its implementation.
@@ -171,6 +184,18 @@ func (c *Ctx) getString(key []byte) (*store.Object, error) {
 	return o, nil
 }
 
+// stringValue is getString's value without an Object: nil if absent.
+func (c *Ctx) stringValue(key []byte) ([]byte, bool, error) {
+	val, typ, found := c.Store.GetString(key, c.Now)
+	switch {
+	case !found:
+		return nil, false, nil
+	case typ != store.TypeString:
+		return nil, false, resp.ErrWrongType
+	}
+	return val, true, nil
+}
+
 // put stores o at key, stamping it with the entry's index and time.
 func (c *Ctx) put(key []byte, o *store.Object) {
 	c.notifyWrite(key)
@@ -181,7 +206,10 @@ func (c *Ctx) put(key []byte, o *store.Object) {
 
 // putString stores a copy of val at key with expiry exp (unix ms, 0 = none).
 func (c *Ctx) putString(key, val []byte, exp int64) {
-	c.put(key, &store.Object{Type: store.TypeString, Str: clone(val), ExpireAt: exp})
+	if !store.CopiesString(len(val)) { // a small value is copied into the key's record
+		val = clone(val)
+	}
+	c.put(key, &store.Object{Type: store.TypeString, Str: val, ExpireAt: exp})
 }
 
 // del removes key and reports whether a live key was removed. An expired

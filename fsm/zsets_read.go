@@ -325,7 +325,7 @@ func zrandmemberCmd(c *Ctx, args [][]byte) resp.Value {
 		if z == nil {
 			return resp.Null()
 		}
-		m, _ := z.At(c.Rand.IntN(z.Len()))
+		m, _ := z.At(c.rand().IntN(z.Len()))
 		return resp.BulkString(m)
 	}
 	n, err := resp.ParseInt(args[2])
@@ -357,7 +357,7 @@ func zrandmemberCmd(c *Ctx, args [][]byte) resp.Value {
 
 // zrandom picks |n| members: with repetition if n < 0, else distinct ones
 // (all of them, in order, if n >= Len) in a random order. Every choice
-// comes from c.Rand, so replicas agree.
+// comes from c.rand(), so replicas agree.
 func zrandom(c *Ctx, z *store.ZSet, n int64) []zmember {
 	size := z.Len()
 	at := func(i int) zmember {
@@ -368,7 +368,7 @@ func zrandom(c *Ctx, z *store.ZSet, n int64) []zmember {
 		picks := max(-n, 1)
 		out := make([]zmember, 0, min(picks, 1024))
 		for range picks {
-			out = append(out, at(c.Rand.IntN(size)))
+			out = append(out, at(c.rand().IntN(size)))
 		}
 		return out
 	}
@@ -384,7 +384,7 @@ func zrandom(c *Ctx, z *store.ZSet, n int64) []zmember {
 			idx[i] = i
 		}
 		for i := range k {
-			j := i + c.Rand.IntN(size-i)
+			j := i + c.rand().IntN(size-i)
 			idx[i], idx[j] = idx[j], idx[i]
 			out = append(out, at(idx[i]))
 		}
@@ -392,7 +392,7 @@ func zrandom(c *Ctx, z *store.ZSet, n int64) []zmember {
 	}
 	seen := make(map[int]bool, k)
 	for len(out) < k {
-		i := c.Rand.IntN(size)
+		i := c.rand().IntN(size)
 		if !seen[i] {
 			seen[i] = true
 			out = append(out, at(i))

@@ -100,26 +100,42 @@ func (c *Command) KeyIndexes(args [][]byte) []int {
 		}
 		return nil
 	}
-	if c.FirstKey <= 0 || c.FirstKey >= len(args) {
+	first, last, ok := c.keyRange(len(args))
+	if !ok {
 		return nil
-	}
-	last := c.LastKey
-	if last < 0 {
-		last = len(args) + last
-	}
-	if last >= len(args) {
-		last = len(args) - 1
 	}
 	step := max(c.Step, 1)
 	var out []int
-	for i := c.FirstKey; i <= last; i += step {
+	for i := first; i <= last; i += step {
 		out = append(out, i)
 	}
 	return out
 }
 
-// KeysOf returns the keys of args.
+// keyRange is the first and last argument FirstKey and LastKey give for n
+// arguments (Step apart); ok is false when there are none.
+func (c *Command) keyRange(n int) (first, last int, ok bool) {
+	if c.FirstKey <= 0 || c.FirstKey >= n {
+		return 0, 0, false
+	}
+	last = c.LastKey
+	if last < 0 {
+		last = n + last
+	}
+	return c.FirstKey, min(last, n-1), true
+}
+
+// KeysOf returns the keys of args. For keys in consecutive arguments (GET,
+// MGET, DEL…) it is a slice of args itself, with no allocation: callers
+// only read it.
 func (c *Command) KeysOf(args [][]byte) [][]byte {
+	if c.Keys == nil && len(c.Subcommands) == 0 && c.Step <= 1 {
+		first, last, ok := c.keyRange(len(args))
+		if !ok || last < first {
+			return nil
+		}
+		return args[first : last+1 : last+1]
+	}
 	idx := c.KeyIndexes(args)
 	keys := make([][]byte, len(idx))
 	for i, j := range idx {

@@ -77,6 +77,33 @@ func (s *Store) Get(key []byte, now int64) *Object {
 	return o
 }
 
+// GetString is Get for a caller that wants a string value: val is the
+// live string at key, or typ is the type of the live key that is not a
+// string; found is false if there is no live key. An inline string is read
+// in place (no Object is made), which is what GET and MGET need.
+func (s *Store) GetString(key []byte, now int64) (val []byte, typ Type, found bool) {
+	e, ok := s.find(key)
+	if !ok {
+		return nil, 0, false
+	}
+	r := e.r
+	if r.inline() {
+		if DeadlinePassed(r.expireAt(), now) {
+			return nil, 0, false
+		}
+		end := r.valueEnd()
+		return r.key[len(r.key):end:end], TypeString, true
+	}
+	if r.obj.ExpiredAt(now) {
+		return nil, 0, false
+	}
+	return r.obj.Str, r.obj.Type, true
+}
+
+// CopiesString reports whether Put copies a string value of n bytes (it is
+// stored inline), so the caller need not copy it first.
+func CopiesString(n int) bool { return n <= inlineMax }
+
 // GetRaw returns key's Object even if it has expired but was not deleted yet;
 // nil if absent.
 func (s *Store) GetRaw(key []byte) *Object {

@@ -371,3 +371,54 @@ func TestRandomOpsKeepIndexes(t *testing.T) {
 	}
 	checkInvariants(t, s, model)
 }
+
+// TestGetString: GetString agrees with Get for every kind of record, and a
+// small value Put copies does not change when the caller's buffer does.
+func TestGetString(t *testing.T) {
+	s := New()
+	big := bytes.Repeat([]byte("b"), inlineMax+1)
+	s.Put([]byte("inline"), str("v", 0))
+	s.Put([]byte("empty"), str("", 0))
+	s.Put([]byte("deadline"), str("d", 100))
+	s.Put([]byte("big"), &Object{Type: TypeString, Str: big})
+	s.Put([]byte("bigdead"), &Object{Type: TypeString, Str: big, ExpireAt: 100})
+	s.Put([]byte("hash"), &Object{Type: TypeHash, Coll: NewHash()})
+	tests := []struct {
+		key, want string
+		typ       Type
+		found     bool
+	}{
+		{"inline", "v", TypeString, true},
+		{"empty", "", TypeString, true},
+		{"deadline", "d", TypeString, true},
+		{"big", string(big), TypeString, true},
+		{"bigdead", string(big), TypeString, true},
+		{"hash", "", TypeHash, true},
+		{"absent", "", 0, false},
+	}
+	for _, now := range []int64{99, 100} {
+		for _, tt := range tests {
+			val, typ, found := s.GetString([]byte(tt.key), now)
+			o := s.Get([]byte(tt.key), now)
+			if found != (o != nil) {
+				t.Errorf("%s at %d: found %v, Get %v", tt.key, now, found, o)
+				continue
+			}
+			if !found {
+				continue
+			}
+			if typ != o.Type || (typ == TypeString && (string(val) != tt.want || val == nil)) {
+				t.Errorf("%s at %d: %q %v, want %q %v", tt.key, now, val, typ, tt.want, tt.typ)
+			}
+		}
+	}
+	buf := []byte("abc")
+	if !CopiesString(len(buf)) || CopiesString(inlineMax+1) {
+		t.Fatalf("CopiesString(%d) false or CopiesString(%d) true", len(buf), inlineMax+1)
+	}
+	s.Put([]byte("copied"), &Object{Type: TypeString, Str: buf})
+	buf[0] = 'X'
+	if val, _, _ := s.GetString([]byte("copied"), 0); string(val) != "abc" {
+		t.Errorf("stored %q changed with the caller's buffer", val)
+	}
+}

@@ -57,7 +57,20 @@ func (t *commandTable) lookup(name []byte) *command {
 	if c, ok := t.byName[string(name)]; ok {
 		return c
 	}
-	return t.byName[strings.ToLower(string(name))]
+	// Lowercase into a stack buffer: a map lookup by string(bytes) does
+	// not allocate, strings.ToLower would for every "GET" a client sends.
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return t.byName[strings.ToLower(string(name))]
+	}
+	lower := buf[:len(name)]
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return t.byName[string(lower)]
 }
 
 // container builds a node container command (CLUSTER, CLIENT, COMMAND…)
