@@ -100,6 +100,10 @@ func (s *Store) GetString(key []byte, now int64) (val []byte, typ Type, found bo
 	return r.obj.Str, r.obj.Type, true
 }
 
+// ExpiringLen is the number of keys with a deadline (expired ones not yet
+// deleted included), from the expiry index.
+func (s *Store) ExpiringLen() int { return s.expires.Len() }
+
 // CopiesString reports whether Put copies a string value of n bytes (it is
 // stored inline), so the caller need not copy it first.
 func CopiesString(n int) bool { return n <= inlineMax }

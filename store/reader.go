@@ -10,6 +10,10 @@ type Reader interface {
 	// GetRaw is the object at key, expired or not.
 	GetRaw(key []byte) *Object
 	Len() int
+	// ExpiringLen is the number of keys with a deadline.
+	ExpiringLen() int
+	// MemoryUsage is MEMORY USAGE's estimate for the live key at now.
+	MemoryUsage(key []byte, now int64, samples int) (int64, bool)
 	CountInSlot(slot uint16) int
 	KeysInSlot(slot uint16, count int) [][]byte
 	// Ascend and Scan hand fn an Object it must not keep after it returns

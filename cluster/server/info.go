@@ -119,13 +119,7 @@ func (s *Server) infoMemory() [][2]string {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	used := m.HeapAlloc
-	for {
-		peak := s.stats.peakMemory.Load()
-		if used <= peak || s.stats.peakMemory.CompareAndSwap(peak, used) {
-			break
-		}
-	}
-	peak := s.stats.peakMemory.Load()
+	peak := s.notePeak(used)
 	rss, ok := processRSS()
 	if !ok { // no /proc: what the runtime holds from the OS, a close upper bound
 		rss = m.Sys - m.HeapReleased

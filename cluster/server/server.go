@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,8 +35,9 @@ type Server struct {
 	serving chan struct{} // closed when Serve returns
 	conns   sync.WaitGroup
 
-	nextID atomic.Uint64
-	stats  serverStats
+	nextID      atomic.Uint64
+	stats       serverStats
+	startupHeap uint64 // the Go heap when the server was made (MEMORY STATS' startup.allocated)
 
 	ps *pubsub // subscriptions, fan-out, output limits (pubsub.go)
 }
@@ -66,6 +68,9 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 		started: time.Now(), runID: hex.EncodeToString(id[:]),
 		ctx: ctx, cancel: cancel, clients: map[uint64]*client{},
 	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	s.startupHeap = m.HeapAlloc
 	s.ps = newPubsub(s)
 	// Messages published on other nodes, and this node's keyspace events,
 	// are delivered to this server's subscribers.
