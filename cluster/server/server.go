@@ -38,6 +38,9 @@ type Server struct {
 	stats  serverStats
 
 	ps *pubsub // subscriptions, fan-out, output limits (pubsub.go)
+
+	cfg     *configValues // CONFIG's parameters (config_table.go)
+	connCfg connSettings  // the parameters connections read (config_behaviour.go)
 }
 
 // serverStats are the counters INFO reports.
@@ -47,6 +50,7 @@ type serverStats struct {
 	netIn       atomic.Int64
 	netOut      atomic.Int64
 	errors      atomic.Int64
+	rejected    atomic.Int64 // connections refused at maxclients
 	peakMemory  atomic.Uint64
 }
 
@@ -67,6 +71,8 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 		ctx: ctx, cancel: cancel, clients: map[uint64]*client{},
 	}
 	s.ps = newPubsub(s)
+	s.cfg = newConfigValues(configTable)
+	s.cfg.applyDefaults(s)
 	// Messages published on other nodes, and this node's keyspace events,
 	// are delivered to this server's subscribers.
 	n.HandleForwarded(s.publishForwarded)
