@@ -185,14 +185,15 @@ func (c *configValues) store(s *Server, p *configParam, v configValue) error {
 	return nil
 }
 
-// restore puts back the values changes replaced; a value the server
-// rendered always parses again.
+// restore puts back the values changes replaced.
 func (c *configValues) restore(s *Server, changes []configChange, olds []string) {
 	for i := len(changes) - 1; i >= 0; i-- {
 		p := changes[i].p
-		if v, err := p.parse(olds[i], olds[i]); err == nil {
-			_ = c.store(s, p, v) // it held this value a moment ago
+		v, err := p.parse(olds[i], olds[i])
+		if err != nil {
+			v = configValue{text: olds[i]} // replicaof's "": shown, never set
 		}
+		_ = c.store(s, p, v) // it held this value a moment ago
 	}
 }
 
