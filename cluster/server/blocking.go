@@ -65,6 +65,7 @@ type watchConn struct {
 	mu    sync.Mutex
 	stash []byte
 	err   error
+	idle  time.Duration // > 0: each read from the socket must bring bytes within it (timeout); the connection's goroutine only
 }
 
 func (w *watchConn) Read(p []byte) (int, error) {
@@ -81,6 +82,9 @@ func (w *watchConn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	w.mu.Unlock()
+	if w.idle > 0 {
+		_ = w.Conn.SetReadDeadline(time.Now().Add(w.idle))
+	}
 	return w.Conn.Read(p)
 }
 

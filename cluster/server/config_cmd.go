@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"net"
 	"slices"
 	"strings"
 
@@ -8,64 +10,10 @@ import (
 	"github.com/slotraft/slotraft/resp"
 )
 
-// CONFIG GET, SET, RESETSTAT, REWRITE and HELP. Parameters are per node, as
-// in Redis Cluster (redis-cli --cluster call sets one on every node); they
-// live in memory and start from their defaults when a node starts.
-
-// configParam is one parameter CONFIG knows. To add one, add one entry to
-// configParams: get renders the current value as CONFIG GET shows it; set
-// parses and applies a value, or returns the error text Redis gives for a
-// bad one (it becomes "ERR CONFIG SET failed (possibly related to argument
-// '<name>') - <text>"); a nil set makes the parameter read-only.
-type configParam struct {
-	name string // lowercase
-	get  func(s *Server) string
-	set  func(s *Server, value string) error
-}
-
-// configParams is every parameter, in the order CONFIG GET lists them.
-var configParams = []configParam{
-	{name: "appendonly", get: constValue("no"), set: onlyValue("no")}, // durability is the Raft log
-	{name: "client-output-buffer-limit", get: getObufLimits, set: setObufLimits},
-	{name: "notify-keyspace-events", get: getNotifyKeyspaceEvents, set: setNotifyKeyspaceEvents},
-	{name: "save", get: constValue(""), set: onlyValue("")}, // no RDB: Raft snapshots instead
-}
-
-func constValue(v string) func(*Server) string { return func(*Server) string { return v } }
-
-// onlyValue accepts setting a fixed parameter to the value it has (tools
-// that turn persistence off before a test do that) and refuses any other.
-func onlyValue(v string) func(*Server, string) error {
-	return func(_ *Server, value string) error {
-		if !strings.EqualFold(strings.TrimSpace(value), v) {
-			return errFixedConfig
-		}
-		return nil
-	}
-}
-
-var errFixedConfig = resp.NewError("slotraft has no RDB or AOF persistence (durability is the Raft log); this parameter is fixed")
-
-func getObufLimits(s *Server) string { return s.ps.limits.Load().String() }
-
-func setObufLimits(s *Server, value string) error {
-	lim, err := parseObufLimits(*s.ps.limits.Load(), value)
-	if err != nil {
-		return err
-	}
-	s.ps.limits.Store(&lim)
-	return nil
-}
-
-func lookupConfig(name string) *configParam {
-	name = strings.ToLower(name)
-	for i := range configParams {
-		if configParams[i].name == name {
-			return &configParams[i]
-		}
-	}
-	return nil
-}
+// CONFIG GET, SET, RESETSTAT, REWRITE and HELP over the registry of
+// config_table.go. Parameters are per node, as in Redis Cluster
+// (redis-cli --cluster call sets one on every node); they live in memory
+// and start from their defaults when a node starts.
 
 var (
 	errConfigNoFile = resp.NewError("ERR The server is running without a config file")
@@ -94,66 +42,112 @@ func configCommand() *command {
 	return container(meta, subs...)
 }
 
-// cmdConfigGet is CONFIG GET pattern [pattern ...]: every parameter whose
-// name matches a glob pattern (case-insensitive), once, as a map.
+// cmdConfigGet is CONFIG GET pattern [pattern ...], as Redis 7.2: a name
+// without glob characters is looked up (hidden parameters too) and
+// answered under the name as asked; a pattern matches the names and
+// aliases of the visible parameters, without case. Each name once, as a map.
 func cmdConfigGet(s *Server, _ *client, args [][]byte) resp.Value {
 	var out []resp.Value
-	for _, p := range configParams {
-		for _, pat := range args[2:] {
-			if fsm.Match([]byte(strings.ToLower(string(pat))), []byte(p.name)) {
-				out = append(out, resp.BulkString(p.name), resp.BulkString(p.get(s)))
-				break
+	seen := map[string]bool{} // lowercase names answered
+	add := func(name string, p *configParam) {
+		if !seen[strings.ToLower(name)] {
+			seen[strings.ToLower(name)] = true
+			out = append(out, resp.BulkString(name), resp.BulkString(s.cfg.value(s, p)))
+		}
+	}
+	for _, arg := range args[2:] {
+		pat := string(arg)
+		if !strings.ContainsAny(pat, "[*?") {
+			if p := s.cfg.reg.lookup(pat); p != nil {
+				add(pat, p)
+			}
+			continue
+		}
+		for _, p := range s.cfg.reg.params {
+			for _, name := range []string{p.name, p.alias} {
+				if name != "" && p.flags&cfgHidden == 0 && fsm.Match([]byte(strings.ToLower(pat)), []byte(name)) {
+					add(name, p)
+				}
 			}
 		}
 	}
 	return resp.Map(out...)
 }
 
-// cmdConfigSet is CONFIG SET name value [name value ...], all or nothing:
-// every name is checked first (unknown, read-only, given twice), then the
-// values are applied in order, and the ones applied are restored if one fails.
-func cmdConfigSet(s *Server, _ *client, args [][]byte) resp.Value {
+// cmdConfigSet is CONFIG SET name value [name value ...], all or nothing
+// (configValues.set). The names are checked first, in order, and the
+// first problem is the reply: unknown, immutable, protected, given twice.
+// A name and its alias are two parameters to Redis (the last one wins).
+func cmdConfigSet(s *Server, c *client, args [][]byte) resp.Value {
 	if len(args)%2 != 0 {
-		return resp.Err(resp.ErrWrongArgs("config|set"))
+		return resp.Err(resp.ErrSyntax)
 	}
-	type change struct {
-		p     *configParam
-		value string
-	}
-	var changes []change
+	changes := make([]configChange, 0, (len(args)-2)/2)
 	for i := 2; i < len(args); i += 2 {
-		p := lookupConfig(string(args[i]))
-		switch {
-		case p == nil:
-			return resp.Err(resp.Errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", args[i]))
-		case p.set == nil:
-			return configSetFailed(args[i], "can't set immutable config")
-		case slices.ContainsFunc(changes, func(c change) bool { return c.p == p }):
-			return configSetFailed(args[i], "duplicate parameter")
+		name := string(args[i])
+		p := s.cfg.reg.lookup(name)
+		if p == nil {
+			return resp.Err(resp.Errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", name))
 		}
-		changes = append(changes, change{p, string(args[i+1])})
+		lname := strings.ToLower(name)
+		if err := s.settable(c, p, lname, changes); err != nil {
+			return configSetFailed(name, err)
+		}
+		changes = append(changes, configChange{p: p, name: lname, value: string(args[i+1])})
 	}
-	olds := make([]string, len(changes))
-	for i, ch := range changes {
-		olds[i] = ch.p.get(s)
-		if err := ch.p.set(s, ch.value); err != nil {
-			for j := i - 1; j >= 0; j-- {
-				_ = changes[j].p.set(s, olds[j]) // a value get rendered always parses
-			}
-			return configSetFailed([]byte(ch.p.name), err.Error())
-		}
+	var se *configSetError
+	if err := s.cfg.set(s, changes); errors.As(err, &se) {
+		return configSetFailed(se.name, se.err)
 	}
 	return resp.OK()
 }
 
-func configSetFailed(name []byte, why string) resp.Value {
-	return resp.Err(resp.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, why))
+// settable refuses a parameter CONFIG SET may not change now: immutable,
+// protected (unless enable-protected-configs allows c), or already in
+// changes under the same name.
+func (s *Server) settable(c *client, p *configParam, name string, changes []configChange) error {
+	switch {
+	case p.flags&cfgImmutable != 0:
+		return errConfigImmutable
+	case p.flags&cfgProtected != 0 && !s.protectedAllowed(c):
+		return errConfigProtected
+	case slices.ContainsFunc(changes, func(ch configChange) bool { return ch.name == name }):
+		return errConfigDuplicate
+	}
+	return nil
+}
+
+// protectedAllowed is Redis's allowProtectedAction for
+// enable-protected-configs: yes, or local and c on a loopback address.
+func (s *Server) protectedAllowed(c *client) bool {
+	p := s.cfg.reg.lookup("enable-protected-configs")
+	if p == nil {
+		return false
+	}
+	switch s.cfg.value(s, p) {
+	case "yes":
+		return true
+	case "local":
+		host, _, err := net.SplitHostPort(c.addr)
+		ip := net.ParseIP(host)
+		return err == nil && ip != nil && ip.IsLoopback()
+	}
+	return false
+}
+
+var (
+	errConfigProtected = errors.New("can't set protected config")
+	errConfigDuplicate = errors.New("duplicate parameter")
+)
+
+func configSetFailed(name string, err error) resp.Value {
+	return resp.Err(resp.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, err))
 }
 
 // cmdConfigResetStat zeroes INFO's counters, as Redis's CONFIG RESETSTAT.
 func cmdConfigResetStat(s *Server, _ *client, _ [][]byte) resp.Value {
 	st := &s.stats
-	for _, c := range []interface{ Store(int64) }{&st.connections, &st.commands, &st.netIn, &st.netOut, &st.errors} {
+	for _, c := range []interface{ Store(int64) }{&st.connections, &st.commands, &st.netIn, &st.netOut, &st.errors, &st.rejected} {
 		c.Store(0)
 	}
 	s.ps.obufKills.Store(0)

@@ -205,7 +205,7 @@ func (s *Server) infoStats() [][2]string {
 		kv("total_commands_processed", s.stats.commands.Load()),
 		kv("total_net_input_bytes", s.stats.netIn.Load()),
 		kv("total_net_output_bytes", s.stats.netOut.Load()),
-		kv("rejected_connections", 0),
+		kv("rejected_connections", s.stats.rejected.Load()),
 		kv("total_error_replies", s.stats.errors.Load()),
 	}, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
 }

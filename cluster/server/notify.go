@@ -29,16 +29,3 @@ func (s *Server) publishEvents(evs []fsm.Event) {
 		}
 	}
 }
-
-// The notify-keyspace-events parameter of CONFIG (config_cmd.go).
-
-func getNotifyKeyspaceEvents(s *Server) string { return s.n.NotifyClasses().String() }
-
-func setNotifyKeyspaceEvents(s *Server, value string) error {
-	f, err := fsm.ParseNotifyClasses(value)
-	if err != nil {
-		return err
-	}
-	s.n.SetNotifyClasses(f)
-	return nil
-}

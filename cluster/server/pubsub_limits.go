@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,7 +36,7 @@ func (l obufLimits) String() string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%s %d %d %d", cl.name, cl.c.hard, cl.c.soft, cl.c.softSeconds)
+		fmt.Fprintf(&b, "%s %d %d %d", cl.name, uint64(cl.c.hard), uint64(cl.c.soft), cl.c.softSeconds) // unsigned, as Redis
 	}
 	return b.String()
 }
@@ -68,52 +67,15 @@ func parseObufLimits(cur obufLimits, value string) (obufLimits, error) {
 		default:
 			return cur, errObufClass
 		}
-		hard, err1 := parseMemory(f[i+1])
-		soft, err2 := parseMemory(f[i+2])
+		hard, ok1 := memToUint(f[i+1])
+		soft, ok2 := memToUint(f[i+2])
 		secs := leadingInt(f[i+3])
-		if err1 != nil || err2 != nil || secs < 0 {
+		if !ok1 || !ok2 || secs < 0 {
 			return cur, errObufValue
 		}
-		*dst = obufClass{hard, soft, secs}
+		*dst = obufClass{int64(hard), int64(soft), secs}
 	}
 	return cur, nil
-}
-
-var errMemory = errors.New("invalid memory size")
-
-// parseMemory reads a size as Redis's memtoull: digits and an optional
-// unit b, k, kb, m, mb, g, gb (any case; k = 1000, kb = 1024).
-func parseMemory(s string) (int64, error) {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	mul := int64(1)
-	switch strings.ToLower(s[i:]) {
-	case "", "b":
-	case "k":
-		mul = 1000
-	case "kb":
-		mul = 1024
-	case "m":
-		mul = 1000 * 1000
-	case "mb":
-		mul = 1024 * 1024
-	case "g":
-		mul = 1000 * 1000 * 1000
-	case "gb":
-		mul = 1024 * 1024 * 1024
-	default:
-		return 0, errMemory
-	}
-	if i == 0 {
-		return 0, nil // Redis's strtoull of no digits: 0
-	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if err != nil || n > (1<<63-1)/mul {
-		return 0, errMemory
-	}
-	return n * mul, nil
 }
 
 // leadingInt is C's strtoll: an optional sign and the digits that follow,

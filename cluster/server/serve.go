@@ -24,6 +24,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.serving = make(chan struct{})
+	s.reportPort(ln.Addr())
 	done := s.serving
 	s.mu.Unlock()
 	defer close(done)
@@ -79,8 +80,9 @@ func (s *Server) Close() error {
 }
 
 // accept registers a new client on nc, or closes nc if the server is
-// closing.
+// closing or has maxclients clients already (with Redis's error, as Redis).
 func (s *Server) accept(nc net.Conn) *client {
+	s.setKeepAlive(nc)
 	w := &watchConn{Conn: nc}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -88,7 +90,14 @@ func (s *Server) accept(nc net.Conn) *client {
 		_ = nc.Close()
 		return nil
 	}
-	c := newClient(s.nextID.Add(1), newClientConn(w))
+	if int64(len(s.clients)) >= s.connCfg.maxClients.Load() {
+		s.stats.rejected.Add(1)
+		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		_ = nc.Close()
+		return nil
+	}
+	c := newClient(s.nextID.Add(1), newClientConn(w, s.connCfg.limits()))
 	c.watch = w
 	s.clients[c.id] = c
 	s.conns.Add(1)
@@ -101,7 +110,7 @@ func (s *Server) accept(nc net.Conn) *client {
 func (s *Server) serveConn(c *client) {
 	defer s.closedConn(c)
 	for {
-		reqs, err := c.conn.rd.Read()
+		reqs, err := s.readRequests(c)
 		if err != nil {
 			c.conn.fail(err)
 			return
@@ -149,8 +158,8 @@ type clientConn struct {
 	out []byte
 }
 
-func newClientConn(nc net.Conn) *clientConn {
-	return &clientConn{nc: nc, rd: resp.NewRequestReader(nc, resp.Limits{})}
+func newClientConn(nc net.Conn, lim resp.Limits) *clientConn {
+	return &clientConn{nc: nc, rd: resp.NewRequestReader(nc, lim)}
 }
 
 // write queues b (a rendered reply) for the next flush.

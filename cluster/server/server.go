@@ -40,6 +40,9 @@ type Server struct {
 	startupHeap uint64 // the Go heap when the server was made (MEMORY STATS' startup.allocated)
 
 	ps *pubsub // subscriptions, fan-out, output limits (pubsub.go)
+
+	cfg     *configValues // CONFIG's parameters (config_table.go)
+	connCfg connSettings  // the parameters connections read (config_behaviour.go)
 }
 
 // serverStats are the counters INFO reports.
@@ -49,6 +52,7 @@ type serverStats struct {
 	netIn       atomic.Int64
 	netOut      atomic.Int64
 	errors      atomic.Int64
+	rejected    atomic.Int64 // connections refused at maxclients
 	peakMemory  atomic.Uint64
 }
 
@@ -72,6 +76,8 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 	runtime.ReadMemStats(&m)
 	s.startupHeap = m.HeapAlloc
 	s.ps = newPubsub(s)
+	s.cfg = newConfigValues(configTable)
+	s.cfg.applyDefaults(s)
 	// Messages published on other nodes, and this node's keyspace events,
 	// are delivered to this server's subscribers.
 	n.HandleForwarded(s.publishForwarded)
