@@ -26,6 +26,30 @@ func newExpiryTree() *btree.BTreeG[expiry] {
 	return btree.NewBTreeGOptions(expiryLess, treeOptions)
 }
 
+// AverageTTL estimates the average time to live at now (ms) of the keys
+// with a deadline still ahead, from at most samples entries spread evenly
+// over the expiry index: O(samples log n), where a walk of every key would
+// hold the state's lock for as long as the keyspace is big. Redis's
+// avg_ttl is an estimate too (sampled by its expire cycle). 0 if none.
+func (s *Store) AverageTTL(now int64, samples int) int64 {
+	n := s.expires.Len()
+	if n == 0 || samples <= 0 {
+		return 0
+	}
+	step := max(n/samples, 1)
+	var sum, live int64
+	for i := 0; i < n; i += step {
+		if e, ok := s.expires.GetAt(i); ok && e.at > now {
+			sum += e.at - now
+			live++
+		}
+	}
+	if live == 0 {
+		return 0
+	}
+	return sum / live
+}
+
 // DeadlinePassed reports whether deadline at (unix ms, 0 = none) has passed
 // at now: the one definition of expired, for stored keys (ExpiredAt) and for
 // a deadline about to be set alike.

@@ -422,3 +422,38 @@ func TestGetString(t *testing.T) {
 		t.Errorf("stored %q changed with the caller's buffer", val)
 	}
 }
+
+// TestAverageTTL: the sampled average of the deadlines still ahead, the
+// passed ones left out.
+func TestAverageTTL(t *testing.T) {
+	s := New()
+	if got := s.AverageTTL(0, 64); got != 0 {
+		t.Fatalf("no deadlines: %d", got)
+	}
+	for i := range 1000 {
+		s.Put([]byte(fmt.Sprintf("k%d", i)), str("v", int64(1000+i*10))) // 1000 … 10990
+	}
+	s.Put([]byte("plain"), str("v", 0))
+	if n := s.ExpiringLen(); n != 1000 {
+		t.Fatalf("ExpiringLen = %d", n)
+	}
+	exact := func(now int64) int64 {
+		var sum, n int64
+		for i := range 1000 {
+			if at := int64(1000 + i*10); at > now {
+				sum += at - now
+				n++
+			}
+		}
+		return sum / n
+	}
+	for _, now := range []int64{0, 5000, 10980} {
+		got, want := s.AverageTTL(now, 64), exact(now)
+		if d := got - want; d < -want/10-10 || d > want/10+10 {
+			t.Errorf("at %d: %d, exact %d", now, got, want)
+		}
+	}
+	if got := s.AverageTTL(20000, 64); got != 0 {
+		t.Errorf("all passed: %d", got)
+	}
+}

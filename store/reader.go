@@ -12,6 +12,8 @@ type Reader interface {
 	Len() int
 	// ExpiringLen is the number of keys with a deadline.
 	ExpiringLen() int
+	// AverageTTL estimates the keys' average time to live (INFO keyspace).
+	AverageTTL(now int64, samples int) int64
 	// MemoryUsage is MEMORY USAGE's estimate for the live key at now.
 	MemoryUsage(key []byte, now int64, samples int) (int64, bool)
 	CountInSlot(slot uint16) int

@@ -238,24 +238,18 @@ func (s *Server) infoCPU() [][2]string {
 func (s *Server) infoCluster() [][2]string { return [][2]string{kv("cluster_enabled", 1)} }
 
 // infoKeyspace counts the keys of the groups led here (the keyspace this
-// node serves as master), from their local state.
+// node serves as master), from their local state, without walking the
+// keys: the counts are the stores' own and avg_ttl is sampled.
 func (s *Server) infoKeyspace() [][2]string {
-	var keys, expires int
-	var ttlSum int64
+	var keys, expires, ttlSum int64
 	for _, g := range s.ledGroups() {
 		_ = g.ReadStale(func(st fsm.Reader) {
 			now := cluster.ReadNow(st)
 			st.View(func(kvs store.Reader) {
-				keys += kvs.Len()
-				kvs.Ascend(func(_ []byte, o *store.Object) bool {
-					if o.ExpireAt != 0 {
-						expires++
-						if o.ExpireAt > now {
-							ttlSum += o.ExpireAt - now
-						}
-					}
-					return true
-				})
+				n := int64(kvs.ExpiringLen())
+				keys += int64(kvs.Len())
+				expires += n
+				ttlSum += kvs.AverageTTL(now, ttlSamples) * n
 			})
 		})
 	}
@@ -264,10 +258,13 @@ func (s *Server) infoKeyspace() [][2]string {
 	}
 	avg := int64(0)
 	if expires > 0 {
-		avg = ttlSum / int64(expires)
+		avg = ttlSum / expires
 	}
 	return [][2]string{kv("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avg))}
 }
+
+// ttlSamples is how many deadlines avg_ttl looks at per group.
+const ttlSamples = 64
 
 // infoPubsub are INFO's pub/sub fields of the Stats section: Redis's
 // counts of this node's channels, patterns and shard channels, the

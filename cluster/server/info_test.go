@@ -1,0 +1,41 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slotraft/slotraft/cluster"
+)
+
+// TestInfoKeyspace: keys and expires are the stores' counts and avg_ttl
+// the sampled average of the deadlines ahead, in milliseconds.
+func TestInfoKeyspace(t *testing.T) {
+	c := cluster.NewTestCluster(t, 1, 1)
+	c.Leader(1)
+	_, addr := serveNode(t, c.Nodes[0])
+	b := dialBlk(t, addr)
+	do := func(args ...string) string {
+		t.Helper()
+		b.send(args...)
+		return b.read(10 * time.Second)
+	}
+	for i := range 30 {
+		k := "{ks}" + strconv.Itoa(i)
+		if i < 10 {
+			do("SET", k, "v", "EX", "100")
+		} else {
+			do("SET", k, "v")
+		}
+	}
+	info := do("INFO", "keyspace")
+	i := strings.Index(info, "db0:keys=30,expires=10,avg_ttl=")
+	if i < 0 {
+		t.Fatalf("INFO keyspace = %q", info)
+	}
+	ttl, err := strconv.Atoi(strings.TrimSpace(info[i+len("db0:keys=30,expires=10,avg_ttl="):]))
+	if err != nil || ttl < 90_000 || ttl > 100_000 {
+		t.Errorf("avg_ttl %d (%v), want about 100000", ttl, err)
+	}
+}
