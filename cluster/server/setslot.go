@@ -147,8 +147,8 @@ func (st slotState) importTo(node string) (uint32, bool) {
 // only answers OK.
 type setSlotPlan struct {
 	start    bool   // record the migration of the slot to group to, held
-	to       uint32 // with start
-	complete bool   // complete the slot's migration
+	to       uint32 // with start and complete: the target group
+	complete bool   // complete the slot's migration (to group to)
 }
 
 // decideSetSlot is CLUSTER SETSLOT's decision, with Redis's checks and
@@ -220,7 +220,7 @@ func decideNode(cmd setSlotCmd, st slotState) (setSlotPlan, error) {
 	}
 	switch {
 	case st.migrating && st.hosts(id, st.mig.To):
-		return setSlotPlan{complete: true}, nil
+		return setSlotPlan{complete: true, to: st.mig.To}, nil
 	case st.migrating:
 		return setSlotPlan{}, resp.Errorf("ERR hash slot %d is migrating from slot group %d to %d, which node %s does not replicate; a migration cannot be redirected or cancelled", cmd.slot, st.mig.From, st.mig.To, cmd.node)
 	case st.owner != 0 && st.hosts(id, st.owner):
@@ -260,10 +260,12 @@ func cmdClusterSetSlot(s *Server, _ *client, args [][]byte) resp.Value {
 	switch {
 	case plan.start:
 		if err = s.n.StartMigration(ctx, cmd.slot, plan.to, true); err == nil {
-			err = s.awaitMigration(ctx, cmd.slot, plan.to)
+			err = s.awaitMigration(ctx, cmd.slot, plan.to, false)
 		}
 	case plan.complete:
-		err = s.n.CompleteMigration(ctx, cmd.slot)
+		if err = s.n.CompleteMigration(ctx, cmd.slot); err == nil {
+			err = s.awaitMigration(ctx, cmd.slot, plan.to, true)
+		}
 	}
 	if err != nil {
 		return resp.Err(err)
@@ -272,17 +274,18 @@ func cmdClusterSetSlot(s *Server, _ *client, args [][]byte) resp.Value {
 }
 
 // awaitMigration waits until this node's map shows slot migrating to group
-// to (or owned by it): the meta group commits a migration before every node
-// applies it, and the next commands of the reshard (MIGRATE, ASKING) are
-// routed by this node's map.
-func (s *Server) awaitMigration(ctx context.Context, slot uint16, to uint32) error {
+// to (or owned by it), or with done, owned by it and no longer migrating:
+// the meta group commits a change before every node's routing map shows it,
+// and the next commands of the reshard (MIGRATE, ASKING, SETSLOT STABLE) are
+// decided by this node's map.
+func (s *Server) awaitMigration(ctx context.Context, slot uint16, to uint32, done bool) error {
 	tick := time.NewTicker(migratePollMin)
 	defer tick.Stop()
 	for {
 		m := s.n.Map()
 		mig, migrating := m.Migration(slot)
 		owner, _ := m.GroupOf(slot)
-		if (migrating && mig.To == to) || owner.ID == to {
+		if owner.ID == to && !(done && migrating) || !done && migrating && mig.To == to {
 			return nil
 		}
 		select {

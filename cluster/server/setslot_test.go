@@ -111,7 +111,7 @@ func TestSetSlotDecide(t *testing.T) {
 			setSlotPlan{start: true, to: 3}, ""},
 		{"node completes the migration", setSlotCmd{100, slotNode, id("n2")},
 			withMigration(setSlotFixture("n3"), meta.Migration{Slot: 100, From: 1, To: 2, Hold: true}),
-			setSlotPlan{complete: true}, ""},
+			setSlotPlan{complete: true, to: 2}, ""},
 		{"node names a node outside the target", setSlotCmd{100, slotNode, id("n4")},
 			withMigration(setSlotFixture("n1"), meta.Migration{Slot: 100, From: 1, To: 2, Hold: true}),
 			setSlotPlan{}, "ERR hash slot 100 is migrating from slot group 1 to 2, which node " + id("n4") + " does not replicate; a migration cannot be redirected or cancelled"},
