@@ -58,8 +58,11 @@ type ConfigFileError struct {
 }
 
 func (e *ConfigFileError) Error() string {
-	return fmt.Sprintf("\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\nReading the configuration file, at line %d\n>>> '%s'\n%v\n",
-		Version, e.Line, e.Text, e.Err)
+	where := ""
+	if e.Line > 0 {
+		where = fmt.Sprintf("Reading the configuration file, at line %d\n>>> '%s'\n", e.Line, e.Text)
+	}
+	return fmt.Sprintf("\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\n%s%v\n", Version, where, e.Err)
 }
 
 func (e *ConfigFileError) Unwrap() error { return e.Err }
@@ -67,6 +70,7 @@ func (e *ConfigFileError) Unwrap() error { return e.Err }
 // Redis's texts for a bad line.
 var (
 	ErrConfigDirective   = resp.NewError("Bad directive or wrong number of arguments")
+	errConfigReplicaOf   = errors.New("replicaof directive not allowed in cluster mode")
 	errConfigUnbalanced  = resp.NewError("Unbalanced quotes in configuration line")
 	errConfigRename      = errors.New("rename-command is not supported by slotraft (commands keep their names; use ACL rules to deny a command)")
 	errConfigIncludeLoop = errors.New("include nests too deep (an include loop?)")
@@ -85,20 +89,34 @@ func ReadConfigFile(path string, own map[string]OwnDirective) (*ConfigFile, erro
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	f := &ConfigFile{path: abs, own: own, values: map[*configParam]string{}}
-	if err := f.load(abs, 0); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return f.checked(f.load(abs, 0))
 }
 
 // ParseConfig reads config text as a file's content (no includes
 // resolved relative to anything but the process's directory).
 func ParseConfig(text string, own map[string]OwnDirective) (*ConfigFile, error) {
 	f := &ConfigFile{own: own, values: map[*configParam]string{}}
-	if err := f.parse("", text, 0); err != nil {
+	return f.checked(f.parse("", text, 0))
+}
+
+// checked is f once read without err and checked, or the error.
+func (f *ConfigFile) checked(err error) (*ConfigFile, error) {
+	if err == nil {
+		err = f.check()
+	}
+	if err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// check is Redis's sanity check after the last line (no line to name):
+// a cluster node replicates no master.
+func (f *ConfigFile) check() error {
+	if v, ok := f.Value("replicaof"); ok && v != "" {
+		return &ConfigFileError{File: f.path, Err: errConfigReplicaOf}
+	}
+	return nil
 }
 
 // load reads one file (the main one or an included one).

@@ -91,6 +91,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"groups 1 2", 1, "wrong number of arguments"},
 		{"include", 1, "Bad directive or wrong number of arguments"},
 		{"include /nonexistent/slotraft.conf", 1, "can't open config file '/nonexistent/slotraft.conf': No such file or directory"},
+		{"timeout 1\nreplicaof 10.0.0.1 6379\n", 0, "replicaof directive not allowed in cluster mode"}, // after the last line: none named
 	} {
 		_, err := ParseConfig(tc.text, own)
 		var fe *ConfigFileError
@@ -109,6 +110,14 @@ func TestConfigFileErrors(t *testing.T) {
 	}
 	if !errors.Is(err, errConfigMemory) {
 		t.Errorf("%v does not wrap errConfigMemory", err)
+	}
+	_, err = ParseConfig("slaveof h 1\n", nil)
+	want = "\n*** FATAL CONFIG FILE ERROR (Redis " + Version + ") ***\nreplicaof directive not allowed in cluster mode\n"
+	if err == nil || err.Error() != want {
+		t.Errorf("error text %q, want %q", err, want)
+	}
+	if _, err := ParseConfig("replicaof no one\n", nil); err != nil {
+		t.Errorf("replicaof no one: %v", err)
 	}
 }
 
