@@ -44,11 +44,12 @@ func readOldConfig(path string, own map[string]OwnDirective) (*rewriteState, err
 	if err != nil {
 		return nil, err
 	}
-	text := strings.TrimSuffix(string(data), "\n") // the last "\n" ends a line, it starts none
-	if text == "" {
+	if len(data) == 0 {
 		return st, nil
 	}
-	for _, line := range strings.Split(text, "\n") {
+	// As sdssplitlen: a file ending in "\n" has an empty last line, so
+	// what is appended comes after a blank line, as in Redis.
+	for _, line := range strings.Split(string(data), "\n") {
 		st.readLine(strings.Trim(line, "\r\n\t "), own)
 	}
 	return st, nil
