@@ -69,7 +69,7 @@ func (e *ConfigFileError) Unwrap() error { return e.Err }
 
 // Redis's texts for a bad line.
 var (
-	ErrConfigDirective   = resp.NewError("Bad directive or wrong number of arguments")
+	errConfigDirective   = resp.NewError("Bad directive or wrong number of arguments")
 	errConfigReplicaOf   = errors.New("replicaof directive not allowed in cluster mode")
 	errConfigUnbalanced  = resp.NewError("Unbalanced quotes in configuration line")
 	errConfigRename      = errors.New("rename-command is not supported by slotraft (commands keep their names; use ACL rules to deny a command)")
@@ -92,9 +92,9 @@ func ReadConfigFile(path string, own map[string]OwnDirective) (*ConfigFile, erro
 	return f.checked(f.load(abs, 0))
 }
 
-// ParseConfig reads config text as a file's content (no includes
-// resolved relative to anything but the process's directory).
-func ParseConfig(text string, own map[string]OwnDirective) (*ConfigFile, error) {
+// parseConfig reads text as a config file's content; the result has no
+// path (CONFIG REWRITE needs one: tests only).
+func parseConfig(text string, own map[string]OwnDirective) (*ConfigFile, error) {
 	f := &ConfigFile{own: own, values: map[*configParam]string{}}
 	return f.checked(f.parse("", text, 0))
 }
@@ -186,7 +186,7 @@ func (f *ConfigFile) directive(line string, depth int) error {
 	case f.own[name] != nil:
 		return f.own[name](args[1:])
 	}
-	return ErrConfigDirective
+	return errConfigDirective
 }
 
 // include loads a file, or every file a glob matches (none is no error,

@@ -41,7 +41,7 @@ func TestConfigFileParse(t *testing.T) {
 		{"data-dir /var/lib/x\ndata-dir \"/a b\"", map[string]string{"data-dir": "/var/lib/x|/a b"}},
 	} {
 		own = nil
-		f, err := ParseConfig(tc.text, owns)
+		f, err := parseConfig(tc.text, owns)
 		if tc.want == nil {
 			if err == nil {
 				t.Errorf("%q: accepted", tc.text)
@@ -93,7 +93,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"include /nonexistent/slotraft.conf", 1, "can't open config file '/nonexistent/slotraft.conf': No such file or directory"},
 		{"timeout 1\nreplicaof 10.0.0.1 6379\n", 0, "replicaof directive not allowed in cluster mode"}, // after the last line: none named
 	} {
-		_, err := ParseConfig(tc.text, own)
+		_, err := parseConfig(tc.text, own)
 		var fe *ConfigFileError
 		if !errors.As(err, &fe) {
 			t.Errorf("%q: got %v, want a ConfigFileError", tc.text, err)
@@ -103,7 +103,7 @@ func TestConfigFileErrors(t *testing.T) {
 			t.Errorf("%q: line %d: %v; want line %d: %s", tc.text, fe.Line, fe.Err, tc.line, tc.err)
 		}
 	}
-	_, err := ParseConfig("timeout 1\nmaxmemory lots\n", nil)
+	_, err := parseConfig("timeout 1\nmaxmemory lots\n", nil)
 	want := "\n*** FATAL CONFIG FILE ERROR (Redis " + Version + ") ***\nReading the configuration file, at line 2\n>>> 'maxmemory lots'\nargument must be a memory value\n"
 	if err == nil || err.Error() != want {
 		t.Errorf("error text %q, want %q", err, want)
@@ -111,12 +111,12 @@ func TestConfigFileErrors(t *testing.T) {
 	if !errors.Is(err, errConfigMemory) {
 		t.Errorf("%v does not wrap errConfigMemory", err)
 	}
-	_, err = ParseConfig("slaveof h 1\n", nil)
+	_, err = parseConfig("slaveof h 1\n", nil)
 	want = "\n*** FATAL CONFIG FILE ERROR (Redis " + Version + ") ***\nreplicaof directive not allowed in cluster mode\n"
 	if err == nil || err.Error() != want {
 		t.Errorf("error text %q, want %q", err, want)
 	}
-	if _, err := ParseConfig("replicaof no one\n", nil); err != nil {
+	if _, err := parseConfig("replicaof no one\n", nil); err != nil {
 		t.Errorf("replicaof no one: %v", err)
 	}
 }
@@ -168,7 +168,7 @@ func FuzzConfigFile(f *testing.F) {
 		if strings.Contains(strings.ToLower(text), "include") {
 			return // reads files
 		}
-		cf, err := ParseConfig(text, nil)
+		cf, err := parseConfig(text, nil)
 		if err != nil {
 			return
 		}
@@ -180,7 +180,7 @@ func FuzzConfigFile(f *testing.F) {
 			return p.def
 		}
 		st.rewriteAll(configTable, value)
-		again, err := ParseConfig(st.content(), nil)
+		again, err := parseConfig(st.content(), nil)
 		if err != nil {
 			t.Fatalf("%q rewritten as %q: %v", text, st.content(), err)
 		}

@@ -81,13 +81,20 @@ func TestConfigFileFlags(t *testing.T) {
 	}
 }
 
-// TestConfigFileBadStart runs the real binary with a bad file: it stops
-// at start with Redis's message naming the line, and exits with 1.
-func TestConfigFileBadStart(t *testing.T) {
+// TestConfigFileProcess runs the real binary (built once) with a bad
+// file and with a good one.
+func TestConfigFileProcess(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary: skipped with -short")
+		t.Skip("end-to-end test: skipped with -short")
 	}
 	bin := buildSlotraft(t)
+	t.Run("bad file", func(t *testing.T) { badStart(t, bin) })
+	t.Run("rewrite", func(t *testing.T) { rewriteProcess(t, bin) })
+}
+
+// badStart: a bad file stops the start with Redis's message naming the
+// line, and the process exits with 1.
+func badStart(t *testing.T, bin string) {
 	conf := writeConf(t, "# a node\nid node1\n\nmaxmemory lots\n")
 	ctx, cancel := context.WithTimeout(context.Background(), e2eDeadline)
 	defer cancel()
@@ -102,13 +109,9 @@ func TestConfigFileBadStart(t *testing.T) {
 	}
 }
 
-// TestConfigFileRewriteProcess starts a real node from a file alone,
-// changes a parameter, rewrites the file, and restarts the node on it.
-func TestConfigFileRewriteProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test: skipped with -short")
-	}
-	bin := buildSlotraft(t)
+// rewriteProcess starts a node from a file alone, changes a parameter,
+// rewrites the file, and restarts the node on it.
+func rewriteProcess(t *testing.T, bin string) {
 	ports := freePorts(t, 2)
 	dir := t.TempDir()
 	conf := writeConf(t, "# node one\nid node1\nbind 127.0.0.1\nport "+strconv.Itoa(ports[0])+
