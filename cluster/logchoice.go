@@ -86,31 +86,10 @@ func readLogMarker(dir string) (c logChoice, ok bool, err error) {
 // bolt-log one and open an empty log.
 func writeLogMarker(dir string, c logChoice) error {
 	path := filepath.Join(dir, logMarkerName)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
-	if err != nil {
-		return fmt.Errorf("log-store marker: %w", err)
-	}
-	_, err = f.WriteString(c.String() + "\n")
-	err = errors.Join(err, f.Sync(), f.Close())
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
-	if err != nil {
+	if err := WriteFileAtomic(path, []byte(c.String()+"\n"), 0o640); err != nil {
 		return fmt.Errorf("log-store marker %s: %w", path, err)
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
 }
 
 // chooseLog is the log store of the group directory dir: the one its

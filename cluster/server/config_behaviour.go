@@ -100,7 +100,7 @@ func shutdownParam(name string) *configParam {
 			return configValue{}, errShutdownFlags
 		}
 		return x, err
-	})
+	}).multi()
 }
 
 var errShutdownFlags = errors.New("shutdown options SAVE and NOSAVE can't be used simultaneously")

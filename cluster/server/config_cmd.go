@@ -13,7 +13,8 @@ import (
 // CONFIG GET, SET, RESETSTAT, REWRITE and HELP over the registry of
 // config_table.go. Parameters are per node, as in Redis Cluster
 // (redis-cli --cluster call sets one on every node); they live in memory
-// and start from their defaults when a node starts.
+// and start from their defaults, or from the node's config file
+// (config_file.go), which CONFIG REWRITE writes (config_rewrite.go).
 
 var (
 	errConfigNoFile = resp.NewError("ERR The server is running without a config file")
@@ -33,8 +34,7 @@ func configCommand() *command {
 			"O(N) when N is the number of configuration parameters provided", cmdConfigGet),
 		sub("help", 2, resp.FlagLoading|resp.FlagStale, []string{"slow"}, "5.0.0", "Returns helpful text about the different subcommands.", "O(1)", cmdConfigHelp),
 		sub("resetstat", 2, admin, acl, "2.0.0", "Resets the server's statistics.", "O(1)", cmdConfigResetStat),
-		sub("rewrite", 2, admin, acl, "2.8.0", "Persists the effective configuration to file.", "O(1)",
-			func(*Server, *client, [][]byte) resp.Value { return resp.Err(errConfigNoFile) }),
+		sub("rewrite", 2, admin, acl, "2.8.0", "Persists the effective configuration to file.", "O(1)", cmdConfigRewrite),
 		set,
 	}
 	meta := &resp.Command{Name: "config", Arity: -2, ACL: []string{"slow"}, Group: "server", Since: "2.0.0",

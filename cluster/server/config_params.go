@@ -40,7 +40,8 @@ func boolParam(name, alias string, f configFlag, def bool) *configParam {
 
 func numParam(name, alias string, f configFlag, n numSpec, def int64) *configParam {
 	return &configParam{name: name, alias: alias, flags: f, def: n.render(def),
-		parse: func(_, v string) (configValue, error) { return n.parse(v) }}
+		parse:   func(_, v string) (configValue, error) { return n.parse(v) },
+		rewrite: n.rewriteLine}
 }
 
 func enumParam(name, alias string, f configFlag, e *configEnum, def string) *configParam {
@@ -50,7 +51,7 @@ func enumParam(name, alias string, f configFlag, e *configEnum, def string) *con
 
 // strParam is a string parameter; check, when set, refuses bad values.
 func strParam(name, alias string, f configFlag, def string, check func(string) error) *configParam {
-	return &configParam{name: name, alias: alias, flags: f, def: def,
+	return &configParam{name: name, alias: alias, flags: f, def: def, rewrite: rewriteString,
 		parse: func(_, v string) (configValue, error) {
 			if check != nil {
 				if err := check(v); err != nil {
@@ -156,14 +157,14 @@ func configStrings() []*configParam {
 		p = append(p, strParam(n, noAlias, mutable, "", nil))
 	}
 	return append(p,
-		specialParam("dir", noAlias, cfgProtected, workingDir(), parseDir),
-		specialParam("save", noAlias, mutable, "", parseSave), // no RDB: the Raft log and its snapshots instead
-		obufLimitParam(),
-		specialParam("oom-score-adj-values", noAlias, mutable, "0 200 800", parseOOMValues),
-		notifyEventsParam(),
-		specialParam("bind", noAlias, mutable, "* -::*", parseBind),
-		specialParam("replicaof", "slaveof", imm, "", parseReplicaOf),
-		specialParam("latency-tracking-info-percentiles", noAlias, mutable, "50 99 99.9", parsePercentiles),
+		specialParam("dir", noAlias, cfgProtected, workingDir(), parseDir).rewriteAs(rewriteDir),
+		specialParam("save", noAlias, mutable, "", parseSave).multi().rewriteAs(rewriteSave), // no RDB: the Raft log and its snapshots instead
+		obufLimitParam().multi().rewriteAs(rewriteObufLimits),
+		specialParam("oom-score-adj-values", noAlias, mutable, "0 200 800", parseOOMValues).multi(),
+		notifyEventsParam().rewriteAs(rewriteQuoted),
+		specialParam("bind", noAlias, mutable, "* -::*", parseBind).multi().rewriteAs(rewriteBind),
+		specialParam("replicaof", "slaveof", imm, "", parseReplicaOf).multi().rewriteAs(rewriteDropped),
+		specialParam("latency-tracking-info-percentiles", noAlias, mutable, "50 99 99.9", parsePercentiles).multi().rewriteAs(rewriteAlwaysQuotedEmpty),
 	)
 }
 

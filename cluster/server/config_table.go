@@ -33,12 +33,28 @@ type configParam struct {
 	apply func(s *Server, v configValue) error
 	get   func(s *Server) string
 
+	multiArg bool                                             // a file line may give it several arguments
+	rewrite  func(st *rewriteState, p *configParam, v string) // its CONFIG REWRITE lines; nil: "name value"
+
 	idx int // position in the registry, where its value is kept
 }
 
 // onApply and onGet attach a behaviour to a parameter of the table.
 func (p *configParam) onApply(f func(*Server, configValue) error) *configParam {
 	p.apply = f
+	return p
+}
+
+// multi marks a parameter that takes several arguments on a file line
+// (Redis's MULTI_ARG_CONFIG).
+func (p *configParam) multi() *configParam {
+	p.multiArg = true
+	return p
+}
+
+// rewriteAs sets how CONFIG REWRITE writes the parameter.
+func (p *configParam) rewriteAs(f func(st *rewriteState, p *configParam, v string)) *configParam {
+	p.rewrite = f
 	return p
 }
 

@@ -41,8 +41,10 @@ type Server struct {
 
 	ps *pubsub // subscriptions, fan-out, output limits (pubsub.go)
 
-	cfg     *configValues // CONFIG's parameters (config_table.go)
-	connCfg connSettings  // the parameters connections read (config_behaviour.go)
+	cfg     *configValues              // CONFIG's parameters (config_table.go)
+	connCfg connSettings               // the parameters connections read (config_behaviour.go)
+	cfgFile atomic.Pointer[ConfigFile] // the file CONFIG REWRITE writes, nil without --config
+	rewrite sync.Mutex                 // one CONFIG REWRITE at a time
 }
 
 // serverStats are the counters INFO reports.

@@ -67,6 +67,7 @@ type serverFlags struct {
 	logLevel        string
 	logFormat       string
 	pprof           string
+	config          string
 }
 
 // newServerFlagSet declares the server flags on a fresh FlagSet.
@@ -92,6 +93,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.logStore, "log-store", cluster.LogStorePebble, "where groups created from now on keep their Raft log: pebble (one store for the node, one fsync for many groups), bolt (raft-boltdb per group) or wal (raft-wal per group); existing groups keep theirs")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&f.config, "config", "", "config file in Redis's syntax: Redis's parameters (as CONFIG SET), bind/port for the client address, and these flags by name; flags on the command line win; CONFIG REWRITE writes it back")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (/debug/pprof/) on this host:port (off by default; keep it on loopback)")
 	fs.Usage = func() {
 		fmt.Fprint(out, serverUsage)

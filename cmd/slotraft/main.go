@@ -63,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.Is(err, errReported):
+		return 1
 	default:
 		fmt.Fprintf(stderr, "slotraft %s: %v\n", args[0], err)
 		return 1
@@ -71,3 +73,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // errUsage marks a bad command line whose message was already printed.
 var errUsage = errors.New("usage")
+
+// errReported marks a failure whose message was already printed.
+var errReported = errors.New("reported")

@@ -42,6 +42,13 @@ func runServer(args []string, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "slotraft server: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
+	var file *server.ConfigFile
+	if f.config != "" {
+		var err error
+		if file, err = readConfigFile(fs, f); err != nil {
+			return reportConfigError(err, stderr)
+		}
+	}
 	logger, err := newLogger(stderr, f.logLevel, f.logFormat)
 	if err != nil {
 		return err
@@ -58,7 +65,19 @@ func runServer(args []string, stderr io.Writer) error {
 	defer stopPprof()
 	ctx, stop, which := signalContext()
 	defer stop()
-	return serveNode(ctx, stop, func() bool { return which() == syscall.SIGTERM }, cfg, logger)
+	return serveNode(ctx, stop, func() bool { return which() == syscall.SIGTERM }, cfg, file, logger)
+}
+
+// reportConfigError prints a bad line of the config file as Redis does
+// (the line number, the line, the reason) and returns errReported, so
+// the process exits with 1 and no second message.
+func reportConfigError(err error, stderr io.Writer) error {
+	var fe *server.ConfigFileError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	fmt.Fprint(stderr, fe.Error())
+	return errReported
 }
 
 // signalContext is done at the first SIGINT or SIGTERM; which tells which
@@ -81,13 +100,14 @@ func signalContext() (ctx context.Context, stop func(), which func() os.Signal) 
 	return ctx, stop, which
 }
 
-// serveNode opens the client listener and the node, serves clients until ctx
+// serveNode opens the client listener and the node, takes the config
+// file's parameters (file may be nil), serves clients until ctx
 // is done, then closes the server and the node. stop is called once ctx is
 // done so that a second signal kills the process the default way. When
 // handOff says so (SIGTERM: one node of a running cluster is stopped, as in
 // a rolling restart), the node first hands its leaderships to other
 // replicas; SIGINT (Ctrl-C on `make run`, which stops every node) does not.
-func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluster.Config, logger *slog.Logger) error {
+func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluster.Config, file *server.ConfigFile, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", cfg.ClientBind)
 	if err != nil {
 		return fmt.Errorf("listen for clients on %s: %w", cfg.ClientBind, err)
@@ -98,6 +118,11 @@ func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluste
 		return fmt.Errorf("start node %s: %w", cfg.ID, err)
 	}
 	srv := server.New(node, logger)
+	if file != nil {
+		if err := srv.UseConfigFile(file); err != nil {
+			return errors.Join(err, srv.Close(), node.Close(), ln.Close())
+		}
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("slotraft node started",
