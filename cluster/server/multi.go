@@ -74,10 +74,11 @@ func (s *Server) queueInMulti(c *client, cmd resp.Request) bool {
 		return false
 	}
 	tx := c.tx
-	s.account(c, cmd, route{cmd: found}, time.Now())
+	s.received(c, cmd, route{cmd: found}, time.Now())
 	reply := s.checkQueued(found, args)
 	if reply.IsError() {
 		tx.dirty = true
+		s.cstats.rejectedCall(s.cstats.of(metaOf(found), args)) // as Redis's rejectCommand
 		s.send(c, reply)
 		return true
 	}
@@ -223,6 +224,7 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 	if !inMulti(c) {
 		return resp.Err(errExecWithoutMulti)
 	}
+	start := time.Now()
 	tx := c.tx
 	c.tx = nil // EXEC ends the transaction and unwatches, whatever happens
 	if tx.dirty {
@@ -277,7 +279,27 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 			replies[i] = s.keyless(q.cmd, q.args)
 		}
 	}
+	s.accountExec(tx.queued, replies, start)
 	return resp.Array(replies...)
+}
+
+// accountExec counts the commands a transaction ran, as Redis's call()
+// does for each command EXEC runs: a call each (failed when it answered
+// an error), every error reply in errorstats. They ran as one log entry,
+// so the transaction's time is shared equally among them.
+func (s *Server) accountExec(queued []queuedCmd, replies []resp.Value, start time.Time) {
+	if len(queued) == 0 {
+		return
+	}
+	s.stats.commands.Add(int64(len(queued)))
+	each := time.Since(start) / time.Duration(len(queued))
+	track := s.statsCfg.tracking.Load()
+	for i, q := range queued {
+		s.cstats.called(s.cstats.of(q.cmd.meta, q.args), each, replies[i], track)
+		if replies[i].IsError() {
+			s.cstats.errorReply(replies[i])
+		}
+	}
 }
 
 // watchedIn reports whether every watch was taken in group gid: a watch's

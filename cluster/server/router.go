@@ -63,17 +63,29 @@ func (s *Server) serveRun(c *client, cmds []resp.Request) int {
 	switch {
 	case r.kind == routeNode && r.cmd.push != nil:
 		s.runPush(c, r.cmd, cmds[0].Args) // it queues its replies itself
+		s.finish(c, r.cmd.meta, cmds[0].Args, now, resp.Value{}, false)
 		return 1
 	case r.kind != routeWrite && r.kind != routeRead:
-		s.send(c, s.exec(c, r, cmds[0].Args))
+		v := s.exec(c, r, cmds[0].Args)
+		s.finish(c, metaOf(r.cmd), cmds[0].Args, now, v, r.kind == routeReply)
+		s.send(c, v)
 		return 1
 	}
 	batch, data := s.collectRun(c, r, cmds, now)
 	out := s.runBatch(c, r, data, batch)
-	for _, v := range out {
+	for i, v := range out {
+		s.finish(c, data[i].Meta, batch[i], now, v, false)
 		s.send(c, v)
 	}
 	return len(batch)
+}
+
+// metaOf is cmd's metadata, nil for an unknown command.
+func metaOf(cmd *command) *resp.Command {
+	if cmd == nil {
+		return nil
+	}
+	return cmd.meta
 }
 
 // collectRun returns the arguments and data commands of cmds[0], routed
@@ -119,8 +131,17 @@ func (s *Server) runBatch(c *client, r route, data []*fsm.Command, batch [][][]b
 	return s.propose(c, r.group, batch)
 }
 
+// account counts a command about to run (total_commands_processed) and
+// its request (received).
 func (s *Server) account(c *client, cmd resp.Request, r route, now time.Time) {
 	s.stats.commands.Add(1)
+	s.received(c, cmd, r, now)
+}
+
+// received counts a request's bytes and records it as c's last command
+// (CLIENT LIST). A command queued in MULTI is only received: it counts
+// as processed when EXEC runs it, as in Redis.
+func (s *Server) received(c *client, cmd resp.Request, r route, now time.Time) {
 	s.stats.netIn.Add(int64(len(cmd.Raw)))
 	name := "NULL"
 	if r.cmd != nil {
@@ -134,7 +155,7 @@ func (s *Server) account(c *client, cmd resp.Request, r route, now time.Time) {
 
 func (s *Server) send(c *client, v resp.Value) {
 	if v.IsError() {
-		s.stats.errors.Add(1)
+		s.cstats.errorReply(v)
 	}
 	s.stats.netOut.Add(int64(c.reply(v)))
 }
@@ -243,6 +264,7 @@ func (s *Server) readMany(g *cluster.Group, cmds []*fsm.Command, batch [][][]byt
 		if err != nil {
 			out[i] = s.groupError(g, args, err)
 		} else {
+			s.noteLookups(outcomes[i])
 			out[i] = s.reply(nil, g, outcomes[i], args)
 		}
 	}
@@ -255,6 +277,7 @@ func (s *Server) readStale(g *cluster.Group, cmd *fsm.Command, args [][]byte) re
 	if err := g.ReadStale(func(st fsm.Reader) { o = st.Read(cluster.ReadNow(st), cmd, args) }); err != nil {
 		return s.groupError(g, args, err)
 	}
+	s.noteLookups(o)
 	return s.reply(nil, g, o, args)
 }
 

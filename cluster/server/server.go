@@ -43,6 +43,12 @@ type Server struct {
 
 	cfg     *configValues // CONFIG's parameters (config_table.go)
 	connCfg connSettings  // the parameters connections read (config_behaviour.go)
+
+	cstats   *cmdStats      // per command and per error code (cmdstats.go)
+	statsCfg statsSettings  // the parameters the accounting reads (stats_account.go)
+	inst     instSamples    // instantaneous_ops_per_sec & co.
+	slowlog  slowlog        // SLOWLOG (slowlog.go)
+	latency  latencyMonitor // LATENCY's events (latency_cmd.go)
 }
 
 // serverStats are the counters INFO reports.
@@ -51,7 +57,6 @@ type serverStats struct {
 	commands    atomic.Int64
 	netIn       atomic.Int64
 	netOut      atomic.Int64
-	errors      atomic.Int64
 	rejected    atomic.Int64 // connections refused at maxclients
 	peakMemory  atomic.Uint64
 }
@@ -78,6 +83,8 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 	s.ps = newPubsub(s)
 	s.cfg = newConfigValues(configTable)
 	s.cfg.applyDefaults(s)
+	s.cstats = newCmdStats(s.table.meta)
+	s.refreshStatsSettings()
 	// Messages published on other nodes, and this node's keyspace events,
 	// are delivered to this server's subscribers.
 	n.HandleForwarded(s.publishForwarded)
