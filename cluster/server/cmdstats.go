@@ -93,9 +93,11 @@ func (cs *cmdStats) of(meta *resp.Command, args [][]byte) *cmdStat {
 		return nil
 	}
 	if len(meta.Subcommands) > 0 && len(args) > 1 {
-		if i, err := meta.SubcommandIndex(args); err == nil {
-			meta = meta.Subcommands[i]
+		i, err := meta.SubcommandIndex(args)
+		if err != nil {
+			return nil // an unknown subcommand is no command to Redis
 		}
+		meta = meta.Subcommands[i]
 	}
 	return cs.byMeta[meta]
 }

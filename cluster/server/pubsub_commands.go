@@ -160,7 +160,7 @@ func cmdPubsubShardChannels(s *Server, _ *client, args [][]byte) resp.Value {
 // channels with subscribers (node-local, as in Redis Cluster), sorted.
 func (s *Server) pubsubList(k subKind, args [][]byte) resp.Value {
 	if len(args) > 3 {
-		return resp.Err(resp.Errorf("ERR unknown subcommand or wrong number of arguments for '%s'. Try PUBSUB HELP.", args[1]))
+		return resp.Err(resp.ErrSubcommandSyntax(args[0], args[1]))
 	}
 	var pattern []byte
 	if len(args) == 3 {

@@ -118,7 +118,7 @@ var errSlowlogCount = resp.NewError("ERR count should be greater than or equal t
 func cmdSlowlogGet(s *Server, _ *client, args [][]byte) resp.Value {
 	count := int64(10)
 	if len(args) > 3 {
-		return resp.Err(resp.ErrWrongArgs("slowlog|get"))
+		return resp.Err(resp.ErrSubcommandSyntax(args[0], args[1]))
 	}
 	if len(args) == 3 {
 		n, err := resp.ParseInt(args[2])
