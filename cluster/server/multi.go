@@ -78,7 +78,7 @@ func (s *Server) queueInMulti(c *client, cmd resp.Request) bool {
 	reply := s.checkQueued(found, args)
 	if reply.IsError() {
 		tx.dirty = true
-		s.cstats.rejectedCall(s.cstats.of(metaOf(found), args)) // as Redis's rejectCommand
+		s.rejected(found, args)
 		s.send(c, reply)
 		return true
 	}
@@ -279,15 +279,16 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 			replies[i] = s.keyless(q.cmd, q.args)
 		}
 	}
-	s.accountExec(tx.queued, replies, start)
+	s.accountExec(c, tx.queued, replies, start)
 	return resp.Array(replies...)
 }
 
 // accountExec counts the commands a transaction ran, as Redis's call()
 // does for each command EXEC runs: a call each (failed when it answered
-// an error), every error reply in errorstats. They ran as one log entry,
-// so the transaction's time is shared equally among them.
-func (s *Server) accountExec(queued []queuedCmd, replies []resp.Value, start time.Time) {
+// an error), every error reply in errorstats, the slow log and the
+// latency monitor. They ran as one log entry, so the transaction's time
+// is shared equally among them.
+func (s *Server) accountExec(c *client, queued []queuedCmd, replies []resp.Value, start time.Time) {
 	if len(queued) == 0 {
 		return
 	}
@@ -296,6 +297,7 @@ func (s *Server) accountExec(queued []queuedCmd, replies []resp.Value, start tim
 	track := s.statsCfg.tracking.Load()
 	for i, q := range queued {
 		s.cstats.called(s.cstats.of(q.cmd.meta, q.args), each, replies[i], track)
+		s.afterCall(c, q.cmd.meta, q.args, each)
 		if replies[i].IsError() {
 			s.cstats.errorReply(replies[i])
 		}

@@ -226,7 +226,8 @@ func (s *Server) pubsubGate(c *client, cmd resp.Request) bool {
 		if found == nil || found.push == nil || !found.meta.ArityOK(len(args)) {
 			return false
 		}
-		s.account(c, cmd, route{cmd: found}, time.Now())
+		s.received(c, cmd, route{cmd: found}, time.Now())
+		s.rejected(found, args)
 		txOf(c).dirty = true
 		s.send(c, resp.Err(errNotInMulti))
 		return true
@@ -247,7 +248,8 @@ func (s *Server) pubsubGate(c *client, cmd resp.Request) bool {
 			return false // a redirect comes first, as for a data command's key
 		}
 	}
-	s.account(c, cmd, r, time.Now())
+	s.received(c, cmd, r, time.Now())
+	s.rejected(r.cmd, args)
 	s.send(c, resp.Err(resp.Errorf(errSubscribedContext, name)))
 	return true
 }

@@ -59,7 +59,7 @@ func (s *Server) serveRun(c *client, cmds []resp.Request) int {
 	now := time.Now()
 	r := s.route(c, cmds[0].Args)
 	c.asking = false // ASKING lasts one command (its handler sets it again)
-	s.account(c, cmds[0], r, now)
+	s.received(c, cmds[0], r, now)
 	switch {
 	case r.kind == routeNode && r.cmd.push != nil:
 		s.runPush(c, r.cmd, cmds[0].Args) // it queues its replies itself
@@ -105,7 +105,7 @@ func (s *Server) collectRun(c *client, r route, cmds []resp.Request, now time.Ti
 		if last = s.route(c, next.Args); last.kind != r.kind || last.group != r.group {
 			break
 		}
-		s.account(c, next, last, now)
+		s.received(c, next, last, now)
 		batch = append(batch, next.Args)
 		data = append(data, last.cmd.data)
 	}
@@ -131,16 +131,10 @@ func (s *Server) runBatch(c *client, r route, data []*fsm.Command, batch [][][]b
 	return s.propose(c, r.group, batch)
 }
 
-// account counts a command about to run (total_commands_processed) and
-// its request (received).
-func (s *Server) account(c *client, cmd resp.Request, r route, now time.Time) {
-	s.stats.commands.Add(1)
-	s.received(c, cmd, r, now)
-}
-
 // received counts a request's bytes and records it as c's last command
-// (CLIENT LIST). A command queued in MULTI is only received: it counts
-// as processed when EXEC runs it, as in Redis.
+// (CLIENT LIST). It counts as processed once it ran (finish), as in
+// Redis: a command queued in MULTI when EXEC runs it, a refused or
+// unknown one never.
 func (s *Server) received(c *client, cmd resp.Request, r route, now time.Time) {
 	s.stats.netIn.Add(int64(len(cmd.Raw)))
 	name := "NULL"

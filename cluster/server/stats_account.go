@@ -57,13 +57,22 @@ func (s *Server) configValue(name string) string {
 // with a known command) for meta with args, from start, answering v.
 func (s *Server) finish(c *client, meta *resp.Command, args [][]byte, start time.Time, v resp.Value, refused bool) {
 	st := s.cstats.of(meta, args)
-	if refused {
+	switch {
+	case refused:
 		s.cstats.rejectedCall(st)
 		return
+	case st != nil:
+		s.stats.commands.Add(1) // total_commands_processed: calls only, as Redis's call()
 	}
 	d := time.Since(start)
 	s.cstats.called(st, d, v, s.statsCfg.tracking.Load())
 	s.afterCall(c, meta, args, d)
+}
+
+// rejected counts cmd called with args as refused before it ran (in
+// MULTI, in subscribed state), as Redis's rejectCommand.
+func (s *Server) rejected(cmd *command, args [][]byte) {
+	s.cstats.rejectedCall(s.cstats.of(metaOf(cmd), args))
 }
 
 // noteLookups adds a read's key lookups to keyspace_hits and _misses.
