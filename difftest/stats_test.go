@@ -28,7 +28,9 @@ func TestStatsDifferential(t *testing.T) {
 				{"LATENCY", "NOPE"}, {"LATENCY"}, {"LATENCY", "HISTORY"}, {"LATENCY", "HISTORY", "nosuch"},
 				{"LATENCY", "LATEST"}, {"LATENCY", "RESET", "nosuch"}, {"LATENCY", "GRAPH", "nosuch"},
 				{"LATENCY", "GRAPH"}, {"LATENCY", "LATEST", "x"}, {"LATENCY", "DOCTOR", "x"},
-				{"LATENCY", "HISTOGRAM", "nosuch"},
+				{"LATENCY", "HISTOGRAM", "nosuch"}, {"LATENCY", "DOCTOR"}, // monitoring off: Redis's text
+				{"CONFIG", "SET", "latency-monitor-threshold", "10000"}, {"LATENCY", "DOCTOR"}, // no spike yet
+				{"CONFIG", "SET", "latency-monitor-threshold", "0"},
 			})
 			for _, help := range [][]string{{"SLOWLOG", "HELP"}, {"LATENCY", "HELP"}} {
 				want, got := both(t, rc, sc, help)

@@ -139,33 +139,41 @@ func analyzeLatency(ts *latencySeries, now int64) latencyStats {
 }
 
 const (
-	doctorNoSpike = "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sleep better at night.\n"
-	doctorSpikes  = "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n"
-	doctorAdvices = "\nI have a few advices for you:\n\n"
-	adviceSlowOn  = "- There are latency issues with potentially slow commands you are using. Try to enable the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than %d'. If the Slow log is disabled Redis is not able to log slow commands execution for you.\n"
-	adviceSlowTun = "- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than %d'.\n"
-	adviceSlowLog = "- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n"
-	adviceSched   = "- The system is slow to execute Redis code paths not containing system calls. This usually means the system does not provide Redis CPU time to run for long periods. You should try to:\n" +
+	doctorDisabled = "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n"
+	doctorNoSpike  = "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n"
+	doctorSpikes   = "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n"
+	doctorAdvices  = "\nI have a few advices for you:\n\n"
+	adviceSlowOn   = "- There are latency issues with potentially slow commands you are using. Try to enable the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than %d'. If the Slow log is disabled Redis is not able to log slow commands execution for you.\n"
+	adviceSlowTun  = "- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than %d'.\n"
+	adviceSlowLog  = "- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n"
+	adviceSched    = "- The system is slow to execute Redis code paths not containing system calls. This usually means the system does not provide Redis CPU time to run for long periods. You should try to:\n" +
 		"  1) Lower the system load.\n" +
 		"  2) Use a computer / VM just for Redis if you are running other software in the same system.\n" +
 		"  3) Check if you have a \"noisy neighbour\" problem.\n" +
 		"  4) Check with 'redis-cli --intrinsic-latency 100' what is the intrinsic latency in your system.\n" +
 		"  5) Check if the problem is allocator-related by recompiling Redis with MALLOC=libc, if you are using Jemalloc. However this may create fragmentation problems.\n"
-	adviceDisk = "- It is strongly advised to use local disks for persistence, especially if you are using AOF. Remote disks provided by platform-as-a-service providers are known to be slow.\n"
+	adviceLarge = "- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n"
 )
 
 // cmdLatencyDoctor is Redis's createLatencyReport for the events
 // recorded here (command, fast-command).
 func cmdLatencyDoctor(s *Server, _ *client, _ [][]byte) resp.Value {
+	return resp.Verbatim("txt", []byte(s.latencyReport(time.Now().Unix())))
+}
+
+// latencyReport is LATENCY DOCTOR's text at now (unix seconds).
+func (s *Server) latencyReport(now int64) string {
 	m := &s.latency
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.events) == 0 {
-		return resp.Verbatim("txt", []byte(doctorNoSpike))
+	switch {
+	case s.statsCfg.latencyMs.Load() == 0:
+		return doctorDisabled
+	case len(m.events) == 0:
+		return doctorNoSpike
 	}
 	var b strings.Builder
 	b.WriteString(doctorSpikes)
-	now := time.Now().Unix()
 	var commandEvent, fastEvent bool
 	for i, name := range m.names() {
 		ts := m.events[name]
@@ -177,7 +185,7 @@ func cmdLatencyDoctor(s *Server, _ *client, _ [][]byte) resp.Value {
 	}
 	b.WriteString(doctorAdvices)
 	b.WriteString(s.latencyAdvices(commandEvent, fastEvent))
-	return resp.Verbatim("txt", []byte(b.String()))
+	return b.String()
 }
 
 // latencyAdvices are the advices of Redis's report for the command and
@@ -199,7 +207,7 @@ func (s *Server) latencyAdvices(commandEvent, fastEvent bool) string {
 		b.WriteString(adviceSched)
 	}
 	if commandEvent {
-		b.WriteString(adviceDisk)
+		b.WriteString(adviceLarge)
 	}
 	return b.String()
 }

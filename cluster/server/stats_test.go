@@ -108,6 +108,13 @@ func TestLatencyGraph(t *testing.T) {
 	if got != want {
 		t.Errorf("graph:\n%s\nwant:\n%s", got, want)
 	}
+	// As redis-server 7.0 drew two DEBUG SLEEPs of 20 and 40 ms a second apart.
+	got = latencyGraph("command", []latencySample{{at: 99, ms: 20}, {at: 100, ms: 40}}, 40, 100)
+	want = "command - high 40 ms, low 20 ms (all time high 40 ms)\n" + strings.Repeat("-", 80) + "\n" +
+		" #\n" + " |\n" + " |\n" + "_|\n" + "  \n" + "10\n" + "ss\n"
+	if got != want {
+		t.Errorf("graph:\n%s\nwant (redis-server's):\n%s", got, want)
+	}
 }
 
 // TestLatencyMonitor: samples of one second fold into their maximum,
@@ -252,4 +259,80 @@ func BenchmarkAccounting(b *testing.B) {
 			s.finish(nil, get.meta, args, start, v, false)
 		}
 	})
+}
+
+// TestInstantaneous: each sample is a rate per second since the one
+// before; the metric is their mean over 16 samples.
+func TestInstantaneous(t *testing.T) {
+	var is instSamples
+	at := time.Unix(1000, 0)
+	is.sample(at, [instMetrics]int64{0, 0, 0}) // the first only sets the base
+	for i := 1; i <= 8; i++ {
+		at = at.Add(100 * time.Millisecond)
+		is.sample(at, [instMetrics]int64{int64(i) * 100, int64(i) * 1024, 0})
+	}
+	// 8 samples of 1000 ops/s and 10240 B/s, 8 not taken yet (0).
+	if got := is.rate(instOps); got != 500 {
+		t.Errorf("ops/s %v, want 500", got)
+	}
+	if got := is.rate(instNetIn); got != 5120 {
+		t.Errorf("input B/s %v, want 5120", got)
+	}
+	is.reset()
+	if got := is.rate(instOps); got != 0 {
+		t.Errorf("after reset: %v", got)
+	}
+}
+
+// TestErrorCodes: codes are the text before the first space; at most
+// maxErrorCodes are tracked, the total counts every error.
+func TestErrorCodes(t *testing.T) {
+	cs := newCmdStats(commands().meta)
+	cs.errorReply(resp.Err(resp.ErrWrongType))
+	cs.errorReply(resp.Err(resp.NewError("NOSPACE")))
+	for i := range maxErrorCodes + 5 {
+		cs.errorReply(resp.Err(resp.NewError(fmt.Sprintf("E%d some text", i))))
+	}
+	got := cs.errorCounts()
+	if len(got) != maxErrorCodes || cs.errTotal.Load() != maxErrorCodes+7 {
+		t.Fatalf("%d codes, total %d", len(got), cs.errTotal.Load())
+	}
+	want := map[string]bool{"errorstat_WRONGTYPE": true, "errorstat_NOSPACE": true, "errorstat_E0": true}
+	for _, f := range got {
+		delete(want, f[0])
+	}
+	if len(want) != 0 {
+		t.Errorf("missing %v in %v", want, got)
+	}
+}
+
+// TestLatencyDoctor: the report for two spikes of the command event, as
+// redis-server 7.0 wrote it for two DEBUG SLEEPs (20 and 40 ms, one
+// second apart) with latency-monitor-threshold 5, the slow log at its
+// default and then off.
+func TestLatencyDoctor(t *testing.T) {
+	s := &Server{}
+	s.statsCfg.latencyMs.Store(5)
+	s.statsCfg.slowlogSlower.Store(10000)
+	s.statsCfg.slowlogMaxLen.Store(128)
+	now := int64(1_800_000_000)
+	s.latency.add("command", now-1, 20)
+	s.latency.add("command", now, 40)
+	head := "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n" +
+		"1. command: 2 latency spikes (average 30ms, mean deviation 10ms, period 0.50 sec). Worst all time event 40ms.\n\n" +
+		"I have a few advices for you:\n\n"
+	tail := "- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n" +
+		"- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n"
+	for _, tc := range []struct {
+		slower int64
+		advice string
+	}{
+		{10000, "- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than 5000'.\n"},
+		{-1, "- There are latency issues with potentially slow commands you are using. Try to enable the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than 5000'. If the Slow log is disabled Redis is not able to log slow commands execution for you.\n"},
+	} {
+		s.statsCfg.slowlogSlower.Store(tc.slower)
+		if got, want := s.latencyReport(now), head+tc.advice+tail; got != want {
+			t.Errorf("slowlog-log-slower-than %d:\n%s\nwant:\n%s", tc.slower, got, want)
+		}
+	}
 }
