@@ -17,6 +17,9 @@ type Outcome struct {
 	// later, in a BlockEvent's Deferred. Reply is then the non-blocking
 	// form's null reply (what it answers inside MULTI).
 	Waiter WaiterID
+	// Lookups, for a read, are its key lookups that found a key or not
+	// (INFO's keyspace_hits and keyspace_misses).
+	Lookups Lookups
 }
 
 // OutcomeKind says what kind of Outcome it is.

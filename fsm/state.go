@@ -210,7 +210,9 @@ func (s *State) Read(now int64, cmd *Command, args [][]byte) Outcome {
 	if o, redirected := s.readMigratingOutcome(c.Now, cmd, args); redirected {
 		return o // a key of a migrating slot has moved (migrate.go)
 	}
-	return Replied(safeRun(c, cmd, args))
+	o := Replied(safeRun(c, cmd, args))
+	o.Lookups = c.lookups
+	return o
 }
 
 // View runs fn with the store, read-only, under the read lock (for node

@@ -35,6 +35,10 @@ type Ctx struct {
 	// (notify.go), for the classes in notifyOn only (0: none).
 	Events   []Event
 	notifyOn NotifyClass
+	// lookups counts a read's key lookups that found a key or not
+	// (Redis's keyspace_hits and keyspace_misses, counted in
+	// lookupKeyRead); only reads count (Index 0).
+	lookups Lookups
 	// moved, while some slot migrates out, reports whether a command a
 	// script calls, with these keys, may not run here (migrate.go).
 	moved func(keys [][]byte, write bool) bool
@@ -173,7 +177,26 @@ func errReply(err error) resp.Value { return resp.Err(err) }
 func errf(format string, args ...any) resp.Value { return resp.Err(resp.Errorf(format, args...)) }
 
 // get returns the live object at key (nil if absent or expired).
-func (c *Ctx) get(key []byte) *store.Object { return c.Store.Get(key, c.Now) }
+func (c *Ctx) get(key []byte) *store.Object {
+	o := c.Store.Get(key, c.Now)
+	c.looked(o != nil)
+	return o
+}
+
+// Lookups are the key lookups of a read: found or not.
+type Lookups struct{ Hits, Misses uint32 }
+
+// looked counts a lookup of a read (Index 0: writes are not counted, as
+// Redis's lookupKeyWrite does not count).
+func (c *Ctx) looked(found bool) {
+	switch {
+	case c.Index != 0:
+	case found:
+		c.lookups.Hits++
+	default:
+		c.lookups.Misses++
+	}
+}
 
 // getString returns the live string at key, nil if absent, or WRONGTYPE.
 func (c *Ctx) getString(key []byte) (*store.Object, error) {
@@ -187,6 +210,7 @@ func (c *Ctx) getString(key []byte) (*store.Object, error) {
 // stringValue is getString's value without an Object: nil if absent.
 func (c *Ctx) stringValue(key []byte) ([]byte, bool, error) {
 	val, typ, found := c.Store.GetString(key, c.Now)
+	c.looked(found)
 	switch {
 	case !found:
 		return nil, false, nil

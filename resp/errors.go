@@ -77,6 +77,12 @@ func ErrUnknownCommand(name []byte, args [][]byte) *Error {
 	return Errorf("ERR unknown command '%s', with args beginning with: %s", truncate(name, 128), b.String())
 }
 
+// ErrSubcommandSyntax is Redis's addReplySubcommandSyntaxError: a
+// subcommand given arguments it does not take.
+func ErrSubcommandSyntax(container, sub []byte) *Error {
+	return Errorf("ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP.", truncate(sub, 128), strings.ToUpper(string(container)))
+}
+
 // ErrUnknownSubcommand is Redis's error for an unknown subcommand of a container command.
 func ErrUnknownSubcommand(container, sub []byte) *Error {
 	return Errorf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(sub, 128), strings.ToUpper(string(container)))

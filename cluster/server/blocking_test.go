@@ -74,6 +74,23 @@ func (b *blkConn) read(timeout time.Duration) string {
 	return line
 }
 
+// singleNodeDo serves a one-node cluster whose every group is led (so no
+// redirects) and returns a function that sends one command on one
+// connection and reads its reply.
+func singleNodeDo(t *testing.T) func(args ...string) string {
+	c := cluster.NewTestCluster(t, 1, 1)
+	for gid := uint32(1); gid <= 3; gid++ {
+		c.Leader(gid)
+	}
+	_, addr := serveNode(t, c.Nodes[0])
+	cl := dialBlk(t, addr)
+	return func(args ...string) string {
+		t.Helper()
+		cl.send(args...)
+		return cl.read(10 * time.Second)
+	}
+}
+
 // serveNode runs a Server for node i on a fresh port.
 func serveNode(t testing.TB, n *cluster.Node) (*Server, string) {
 	srv := New(n, cluster.TestLogger())

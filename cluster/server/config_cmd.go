@@ -96,7 +96,9 @@ func cmdConfigSet(s *Server, c *client, args [][]byte) resp.Value {
 		changes = append(changes, configChange{p: p, name: lname, value: string(args[i+1])})
 	}
 	var se *configSetError
-	if err := s.cfg.set(s, changes); errors.As(err, &se) {
+	err := s.cfg.set(s, changes)
+	s.refreshStatsSettings() // the accounting's mirror (stats_account.go)
+	if errors.As(err, &se) {
 		return configSetFailed(se.name, se.err)
 	}
 	return resp.OK()
@@ -144,14 +146,11 @@ func configSetFailed(name string, err error) resp.Value {
 	return resp.Err(resp.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, err))
 }
 
-// cmdConfigResetStat zeroes INFO's counters, as Redis's CONFIG RESETSTAT.
+// cmdConfigResetStat zeroes INFO's counters, as Redis's resetServerStats
+// (the slow log and the latency events are not counters: SLOWLOG RESET
+// and LATENCY RESET clear them).
 func cmdConfigResetStat(s *Server, _ *client, _ [][]byte) resp.Value {
-	st := &s.stats
-	for _, c := range []interface{ Store(int64) }{&st.connections, &st.commands, &st.netIn, &st.netOut, &st.errors, &st.rejected} {
-		c.Store(0)
-	}
-	s.ps.obufKills.Store(0)
-	s.n.ResetForwardStats()
+	s.resetStats()
 	return resp.OK()
 }
 

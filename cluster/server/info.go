@@ -17,22 +17,28 @@ import (
 // INFO [section ...], in Redis's format: "# Section" headers, "field:value"
 // lines joined by CRLF, sections separated by a blank line.
 
-// infoSection renders one section's fields.
+// infoSection renders one section's fields; def: part of the default
+// set (INFO, INFO default), as in Redis 7.2.
 type infoSection struct {
 	name   string
+	def    bool
 	fields func(s *Server) [][2]string
 }
 
+// infoSections are in Redis 7.2's order (genRedisInfoString).
 var infoSections = []infoSection{
-	{"Server", (*Server).infoServer},
-	{"Clients", (*Server).infoClients},
-	{"Memory", (*Server).infoMemory},
-	{"Persistence", (*Server).infoPersistence},
-	{"Stats", (*Server).infoStats},
-	{"Replication", (*Server).infoReplication},
-	{"CPU", (*Server).infoCPU},
-	{"Cluster", (*Server).infoCluster},
-	{"Keyspace", (*Server).infoKeyspace},
+	{"Server", true, (*Server).infoServer},
+	{"Clients", true, (*Server).infoClients},
+	{"Memory", true, (*Server).infoMemory},
+	{"Persistence", true, (*Server).infoPersistence},
+	{"Stats", true, (*Server).infoStats},
+	{"Replication", true, (*Server).infoReplication},
+	{"CPU", true, (*Server).infoCPU},
+	{"Commandstats", false, (*Server).infoCommandStats},
+	{"Errorstats", true, (*Server).infoErrorStats},
+	{"Latencystats", false, (*Server).infoLatencyStats},
+	{"Cluster", true, (*Server).infoCluster},
+	{"Keyspace", true, (*Server).infoKeyspace},
 }
 
 func infoCommand() *command {
@@ -41,15 +47,27 @@ func infoCommand() *command {
 		Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}}, node: cmdInfo}
 }
 
-func cmdInfo(s *Server, _ *client, args [][]byte) resp.Value {
+// infoWanted is Redis 7.2's genInfoSectionDict: no argument or
+// "default" is the default sections, "all" and "everything" every
+// section, other names (any case) those sections; unknown names select
+// nothing.
+func infoWanted(args [][]byte) func(sec infoSection) bool {
 	want := map[string]bool{}
-	for _, a := range args[1:] {
+	for _, a := range args {
 		want[strings.ToLower(string(a))] = true
 	}
-	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	all := want["all"] || want["everything"]
+	def := len(args) == 0 || want["default"]
+	return func(sec infoSection) bool {
+		return all || def && sec.def || want[strings.ToLower(sec.name)]
+	}
+}
+
+func cmdInfo(s *Server, _ *client, args [][]byte) resp.Value {
+	wanted := infoWanted(args[1:])
 	var b strings.Builder
 	for _, sec := range infoSections {
-		if !all && !want[strings.ToLower(sec.name)] {
+		if !wanted(sec) {
 			continue
 		}
 		if b.Len() > 0 {
@@ -199,14 +217,21 @@ func (s *Server) infoPersistence() [][2]string {
 	}
 }
 
+// infoStats are the Stats section's fields that mean something here,
+// in Redis 7.2's order.
 func (s *Server) infoStats() [][2]string {
 	return append([][2]string{
 		kv("total_connections_received", s.stats.connections.Load()),
 		kv("total_commands_processed", s.stats.commands.Load()),
+		kv("instantaneous_ops_per_sec", int64(s.inst.rate(instOps))),
 		kv("total_net_input_bytes", s.stats.netIn.Load()),
 		kv("total_net_output_bytes", s.stats.netOut.Load()),
+		kv("instantaneous_input_kbps", fmt.Sprintf("%.2f", s.inst.rate(instNetIn)/1024)),
+		kv("instantaneous_output_kbps", fmt.Sprintf("%.2f", s.inst.rate(instNetOut)/1024)),
 		kv("rejected_connections", s.stats.rejected.Load()),
-		kv("total_error_replies", s.stats.errors.Load()),
+		kv("keyspace_hits", s.cstats.hits.Load()),
+		kv("keyspace_misses", s.cstats.misses.Load()),
+		kv("total_error_replies", s.cstats.errTotal.Load()),
 	}, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
 }
 

@@ -74,10 +74,11 @@ func (s *Server) queueInMulti(c *client, cmd resp.Request) bool {
 		return false
 	}
 	tx := c.tx
-	s.account(c, cmd, route{cmd: found}, time.Now())
+	s.received(c, cmd, route{cmd: found}, time.Now())
 	reply := s.checkQueued(found, args)
 	if reply.IsError() {
 		tx.dirty = true
+		s.rejected(found, args)
 		s.send(c, reply)
 		return true
 	}
@@ -223,6 +224,7 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 	if !inMulti(c) {
 		return resp.Err(errExecWithoutMulti)
 	}
+	start := time.Now()
 	tx := c.tx
 	c.tx = nil // EXEC ends the transaction and unwatches, whatever happens
 	if tx.dirty {
@@ -277,7 +279,29 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 			replies[i] = s.keyless(q.cmd, q.args)
 		}
 	}
+	s.accountExec(c, tx.queued, replies, start)
 	return resp.Array(replies...)
+}
+
+// accountExec counts the commands a transaction ran, as Redis's call()
+// does for each command EXEC runs: a call each (failed when it answered
+// an error), every error reply in errorstats, the slow log and the
+// latency monitor. They ran as one log entry, so the transaction's time
+// is shared equally among them.
+func (s *Server) accountExec(c *client, queued []queuedCmd, replies []resp.Value, start time.Time) {
+	if len(queued) == 0 {
+		return
+	}
+	s.stats.commands.Add(int64(len(queued)))
+	each := time.Since(start) / time.Duration(len(queued))
+	track := s.statsCfg.tracking.Load()
+	for i, q := range queued {
+		s.cstats.called(s.cstats.of(q.cmd.meta, q.args), each, replies[i], track)
+		s.afterCall(c, q.cmd.meta, q.args, each)
+		if replies[i].IsError() {
+			s.cstats.errorReply(replies[i])
+		}
+	}
 }
 
 // watchedIn reports whether every watch was taken in group gid: a watch's

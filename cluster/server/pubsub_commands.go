@@ -160,7 +160,7 @@ func cmdPubsubShardChannels(s *Server, _ *client, args [][]byte) resp.Value {
 // channels with subscribers (node-local, as in Redis Cluster), sorted.
 func (s *Server) pubsubList(k subKind, args [][]byte) resp.Value {
 	if len(args) > 3 {
-		return resp.Err(resp.Errorf("ERR unknown subcommand or wrong number of arguments for '%s'. Try PUBSUB HELP.", args[1]))
+		return resp.Err(resp.ErrSubcommandSyntax(args[0], args[1]))
 	}
 	var pattern []byte
 	if len(args) == 3 {
@@ -226,7 +226,8 @@ func (s *Server) pubsubGate(c *client, cmd resp.Request) bool {
 		if found == nil || found.push == nil || !found.meta.ArityOK(len(args)) {
 			return false
 		}
-		s.account(c, cmd, route{cmd: found}, time.Now())
+		s.received(c, cmd, route{cmd: found}, time.Now())
+		s.rejected(found, args)
 		txOf(c).dirty = true
 		s.send(c, resp.Err(errNotInMulti))
 		return true
@@ -247,7 +248,8 @@ func (s *Server) pubsubGate(c *client, cmd resp.Request) bool {
 			return false // a redirect comes first, as for a data command's key
 		}
 	}
-	s.account(c, cmd, r, time.Now())
+	s.received(c, cmd, r, time.Now())
+	s.rejected(r.cmd, args)
 	s.send(c, resp.Err(resp.Errorf(errSubscribedContext, name)))
 	return true
 }

@@ -491,6 +491,7 @@ func testSubscriber(s *Server, proto int) *subscriber {
 func testServer() *Server {
 	s := &Server{log: cluster.TestLogger()}
 	s.ps = newPubsub(s)
+	s.cstats = newCmdStats(commands().meta)
 	return s
 }
 

@@ -59,21 +59,33 @@ func (s *Server) serveRun(c *client, cmds []resp.Request) int {
 	now := time.Now()
 	r := s.route(c, cmds[0].Args)
 	c.asking = false // ASKING lasts one command (its handler sets it again)
-	s.account(c, cmds[0], r, now)
+	s.received(c, cmds[0], r, now)
 	switch {
 	case r.kind == routeNode && r.cmd.push != nil:
 		s.runPush(c, r.cmd, cmds[0].Args) // it queues its replies itself
+		s.finish(c, r.cmd.meta, cmds[0].Args, now, resp.Value{}, false)
 		return 1
 	case r.kind != routeWrite && r.kind != routeRead:
-		s.send(c, s.exec(c, r, cmds[0].Args))
+		v := s.exec(c, r, cmds[0].Args)
+		s.finish(c, metaOf(r.cmd), cmds[0].Args, now, v, r.kind == routeReply)
+		s.send(c, v)
 		return 1
 	}
 	batch, data := s.collectRun(c, r, cmds, now)
 	out := s.runBatch(c, r, data, batch)
-	for _, v := range out {
+	for i, v := range out {
+		s.finish(c, data[i].Meta, batch[i], now, v, false)
 		s.send(c, v)
 	}
 	return len(batch)
+}
+
+// metaOf is cmd's metadata, nil for an unknown command.
+func metaOf(cmd *command) *resp.Command {
+	if cmd == nil {
+		return nil
+	}
+	return cmd.meta
 }
 
 // collectRun returns the arguments and data commands of cmds[0], routed
@@ -93,7 +105,7 @@ func (s *Server) collectRun(c *client, r route, cmds []resp.Request, now time.Ti
 		if last = s.route(c, next.Args); last.kind != r.kind || last.group != r.group {
 			break
 		}
-		s.account(c, next, last, now)
+		s.received(c, next, last, now)
 		batch = append(batch, next.Args)
 		data = append(data, last.cmd.data)
 	}
@@ -119,8 +131,11 @@ func (s *Server) runBatch(c *client, r route, data []*fsm.Command, batch [][][]b
 	return s.propose(c, r.group, batch)
 }
 
-func (s *Server) account(c *client, cmd resp.Request, r route, now time.Time) {
-	s.stats.commands.Add(1)
+// received counts a request's bytes and records it as c's last command
+// (CLIENT LIST). It counts as processed once it ran (finish), as in
+// Redis: a command queued in MULTI when EXEC runs it, a refused or
+// unknown one never.
+func (s *Server) received(c *client, cmd resp.Request, r route, now time.Time) {
 	s.stats.netIn.Add(int64(len(cmd.Raw)))
 	name := "NULL"
 	if r.cmd != nil {
@@ -134,7 +149,7 @@ func (s *Server) account(c *client, cmd resp.Request, r route, now time.Time) {
 
 func (s *Server) send(c *client, v resp.Value) {
 	if v.IsError() {
-		s.stats.errors.Add(1)
+		s.cstats.errorReply(v)
 	}
 	s.stats.netOut.Add(int64(c.reply(v)))
 }
@@ -243,6 +258,7 @@ func (s *Server) readMany(g *cluster.Group, cmds []*fsm.Command, batch [][][]byt
 		if err != nil {
 			out[i] = s.groupError(g, args, err)
 		} else {
+			s.noteLookups(outcomes[i])
 			out[i] = s.reply(nil, g, outcomes[i], args)
 		}
 	}
@@ -255,6 +271,7 @@ func (s *Server) readStale(g *cluster.Group, cmd *fsm.Command, args [][]byte) re
 	if err := g.ReadStale(func(st fsm.Reader) { o = st.Read(cluster.ReadNow(st), cmd, args) }); err != nil {
 		return s.groupError(g, args, err)
 	}
+	s.noteLookups(o)
 	return s.reply(nil, g, o, args)
 }
 

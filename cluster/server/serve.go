@@ -28,6 +28,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	done := s.serving
 	s.mu.Unlock()
 	defer close(done)
+	go s.sampleStats() // ends with s.ctx (Close)
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()

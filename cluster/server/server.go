@@ -45,6 +45,12 @@ type Server struct {
 	connCfg connSettings               // the parameters connections read (config_behaviour.go)
 	cfgFile atomic.Pointer[ConfigFile] // the file CONFIG REWRITE writes, nil without --config
 	rewrite sync.Mutex                 // one CONFIG REWRITE at a time
+
+	cstats   *cmdStats      // per command and per error code (cmdstats.go)
+	statsCfg statsSettings  // the parameters the accounting reads (stats_account.go)
+	inst     instSamples    // instantaneous_ops_per_sec & co.
+	slowlog  slowlog        // SLOWLOG (slowlog.go)
+	latency  latencyMonitor // LATENCY's events (latency_cmd.go)
 }
 
 // serverStats are the counters INFO reports.
@@ -53,7 +59,6 @@ type serverStats struct {
 	commands    atomic.Int64
 	netIn       atomic.Int64
 	netOut      atomic.Int64
-	errors      atomic.Int64
 	rejected    atomic.Int64 // connections refused at maxclients
 	peakMemory  atomic.Uint64
 }
@@ -80,6 +85,8 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 	s.ps = newPubsub(s)
 	s.cfg = newConfigValues(configTable)
 	s.cfg.applyDefaults(s)
+	s.cstats = newCmdStats(s.table.meta)
+	s.refreshStatsSettings()
 	// Messages published on other nodes, and this node's keyspace events,
 	// are delivered to this server's subscribers.
 	n.HandleForwarded(s.publishForwarded)

@@ -46,7 +46,7 @@ func nodeCommands() []*command {
 	out = append(out, scriptCommands()...)
 	out = append(out, functionCommands()...)
 	out = append(out, pubsubCommands()...)
-	out = append(out, configCommand())
+	out = append(out, configCommand(), slowlogCommand(), latencyCommand())
 	out = append(out, saveCommands()...)
 	out = append(out, adminCommands()...)
 	return out
