@@ -63,18 +63,19 @@ func (s *Server) serveRun(c *client, cmds []resp.Request) int {
 	switch {
 	case r.kind == routeNode && r.cmd.push != nil:
 		s.runPush(c, r.cmd, cmds[0].Args) // it queues its replies itself
-		s.finish(c, r.cmd.meta, cmds[0].Args, now, resp.Value{}, false)
+		s.finish(c, r.cmd.meta, cmds[0].Args, time.Since(now), resp.Value{}, false)
 		return 1
 	case r.kind != routeWrite && r.kind != routeRead:
 		v := s.exec(c, r, cmds[0].Args)
-		s.finish(c, metaOf(r.cmd), cmds[0].Args, now, v, r.kind == routeReply)
+		s.finish(c, metaOf(r.cmd), cmds[0].Args, time.Since(now), v, r.kind == routeReply)
 		s.send(c, v)
 		return 1
 	}
 	batch, data := s.collectRun(c, r, cmds, now)
 	out := s.runBatch(c, r, data, batch)
+	took := time.Since(now)
 	for i, v := range out {
-		s.finish(c, data[i].Meta, batch[i], now, v, false)
+		s.finish(c, data[i].Meta, batch[i], took, v, false)
 		s.send(c, v)
 	}
 	return len(batch)

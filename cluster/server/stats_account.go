@@ -54,8 +54,9 @@ func (s *Server) configValue(name string) string {
 }
 
 // finish accounts a command that ran (or was refused, r.kind routeReply
-// with a known command) for meta with args, from start, answering v.
-func (s *Server) finish(c *client, meta *resp.Command, args [][]byte, start time.Time, v resp.Value, refused bool) {
+// with a known command) for meta with args, taking d, answering v. A run of
+// commands answered together shares one d: one clock read per run.
+func (s *Server) finish(c *client, meta *resp.Command, args [][]byte, d time.Duration, v resp.Value, refused bool) {
 	st := s.cstats.of(meta, args)
 	switch {
 	case refused:
@@ -64,7 +65,6 @@ func (s *Server) finish(c *client, meta *resp.Command, args [][]byte, start time
 	case st != nil:
 		s.stats.commands.Add(1) // total_commands_processed: calls only, as Redis's call()
 	}
-	d := time.Since(start)
 	s.cstats.called(st, d, v, s.statsCfg.tracking.Load())
 	s.afterCall(c, meta, args, d)
 }

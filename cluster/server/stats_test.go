@@ -256,7 +256,7 @@ func BenchmarkAccounting(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			s.finish(nil, get.meta, args, start, v, false)
+			s.finish(nil, get.meta, args, time.Since(start), v, false)
 		}
 	})
 }
