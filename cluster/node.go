@@ -58,6 +58,7 @@ type Node struct {
 	closeErr  error
 
 	keyspace keyspaceEvents // notify-keyspace-events and where events go (notify.go)
+	evict    *evictor       // maxmemory and eviction (eviction.go)
 	saves    saveState      // SAVE / BGSAVE: snapshots of every hosted group (save.go)
 
 	// raftlog is the node-wide Raft log store (raftstore.go); nil when no
@@ -81,6 +82,7 @@ func NewNode(cfg Config) (*Node, error) {
 
 		leaveReq: make(chan struct{}),
 		finishc:  make(chan finishReq),
+		evict:    newEvictor(),
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.saves.last = time.Now()
@@ -127,6 +129,7 @@ func NewNode(cfg Config) (*Node, error) {
 	n.goBackground(n.reconcileLoop)
 	n.goBackground(n.controlLoop)
 	n.goBackground(n.finishLoop)
+	n.goBackground(n.evictLoop)
 	return n, nil
 }
 

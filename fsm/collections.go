@@ -94,6 +94,7 @@ func (c *Ctx) changed(key []byte, o *store.Object) {
 	}
 	o.Version = c.Index
 	o.Touched = c.Now
+	c.Store.Account(key, o) // the dataset's size (store/dataset.go)
 }
 
 // signalReady records that key (a list, sorted set or stream) gained

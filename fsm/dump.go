@@ -197,12 +197,7 @@ func restoreCmd(c *Ctx, args [][]byte) resp.Value {
 	o.ExpireAt = ttl
 	c.put(key, o)
 	c.notify(NotifyGeneric, "restore", key)
-	if opts.idle >= 0 {
-		// IDLETIME backdates the time put stamped. Put again: a small
-		// string was copied into the store, not kept (store.Put).
-		o.Touched = c.Now - min(opts.idle, c.Now/1000)*1000
-		c.Store.Put(key, o)
-	}
+	c.restoreAccess(key, opts)
 	if o.Type == store.TypeList || o.Type == store.TypeZSet {
 		c.signalReady(key)
 	}

@@ -101,8 +101,9 @@ func TestRestoreOptionsAndErrors(t *testing.T) {
 		{"pttl b", ":5000"},
 		{"pttl c", ":10000"},
 		{"exists a d", ":0"},
-		{"get f", `"hello"`},
 		{"object idletime f", ":100"},
+		{"get f", `"hello"`},
+		{"object idletime f", ":0"}, // GET recorded an access
 	})
 }
 

@@ -48,6 +48,13 @@ const (
 	// know it must stop: skipping it would leave that replica with other
 	// keys and other routing.
 	EntryMigrate EntryType = 7
+
+	// EntryEvict: Cmds are [key, version] pairs (EvictOp) that the leader
+	// chose to evict under maxmemory; each is deleted if it still has that
+	// version, one reply each (1 evicted, 0 not). A node that does not
+	// know it must stop: skipping it would leave that replica with keys
+	// the others deleted.
+	EntryEvict EntryType = 8
 )
 
 // Entry is one Raft log entry of a slot group.

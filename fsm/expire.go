@@ -145,7 +145,7 @@ func expireCmd(u expireUnit) func(*Ctx, [][]byte) resp.Value {
 // ttlCmd is Redis's ttlGenericCommand: -2 no key, -1 no expiry.
 func ttlCmd(ms, abs bool) func(*Ctx, [][]byte) resp.Value {
 	return func(c *Ctx, args [][]byte) resp.Value {
-		o := c.get(args[1])
+		o := c.peek(args[1])
 		if o == nil {
 			return resp.Int(-2)
 		}

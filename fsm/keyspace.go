@@ -28,7 +28,7 @@ func init() {
 			"O(1)", typeCmd),
 		genCmd("touch", -2, fR|fF, 1, -1, 1, aclKeyReadFast, "3.2.1",
 			"Returns the number of existing keys out of those specified after updating the time they were last accessed.",
-			"O(N) where N is the number of keys that will be touched.", existsCmd),
+			"O(N) where N is the number of keys that will be touched.", touchCmd),
 		genCmd("rename", 3, fW, 1, 2, 1, aclKeyWriteSlow, "1.0.0", "Renames a key and overwrites the destination.",
 			"O(1)", renameCmd(false)),
 		genCmd("renamenx", 3, fW|fF, 1, 2, 1, aclKeyWriteFast, "1.0.0", "Renames a key only when the target key name doesn't exist.",
@@ -52,12 +52,27 @@ func delCmd(c *Ctx, args [][]byte) resp.Value {
 	return resp.Int(n)
 }
 
-// existsCmd counts live keys, a key repeated being counted each time (EXISTS
-// and TOUCH; TOUCH does not record accesses here, see OBJECT IDLETIME).
+// existsCmd counts live keys, a key repeated being counted each time,
+// without recording accesses.
 func existsCmd(c *Ctx, args [][]byte) resp.Value {
 	var n int64
 	for _, k := range args[1:] {
-		if c.get(k) != nil {
+		if c.peek(k) != nil {
+			n++
+		}
+	}
+	return resp.Int(n)
+}
+
+// touchCmd is EXISTS that records the accesses, even for a CLIENT
+// NO-TOUCH client (Redis exempts TOUCH).
+func touchCmd(c *Ctx, args [][]byte) resp.Value {
+	var n int64
+	p := c.settings().Params
+	for _, k := range args[1:] {
+		found := c.Store.Touch(k, c.Now, p)
+		c.looked(found)
+		if found {
 			n++
 		}
 	}
@@ -65,7 +80,7 @@ func existsCmd(c *Ctx, args [][]byte) resp.Value {
 }
 
 func typeCmd(c *Ctx, args [][]byte) resp.Value {
-	o := c.get(args[1])
+	o := c.peek(args[1])
 	if o == nil {
 		return resp.Status(store.TypeNone.String())
 	}

@@ -52,7 +52,7 @@ func encoding(s []byte) string {
 }
 
 func objEncoding(c *Ctx, args [][]byte) resp.Value {
-	o := c.get(args[2])
+	o := c.peek(args[2])
 	if o == nil {
 		return resp.Null()
 	}
@@ -75,7 +75,7 @@ func typeEncoding(t store.Type) string {
 }
 
 func objRefcount(c *Ctx, args [][]byte) resp.Value {
-	o := c.get(args[2])
+	o := c.peek(args[2])
 	if o == nil {
 		return resp.Null()
 	}
@@ -87,21 +87,39 @@ func objRefcount(c *Ctx, args [][]byte) resp.Value {
 	return one
 }
 
-// objIdletime reports seconds since the key last changed: slotraft records
-// writes only (Object.Touched), reads do not refresh it.
+// objIdletime is the seconds since this node last saw the key read or
+// written (node-local, store/access.go); refused under an LFU policy, as
+// Redis does.
 func objIdletime(c *Ctx, args [][]byte) resp.Value {
-	o := c.get(args[2])
-	if o == nil {
+	a, ok := c.accessOf(args[2])
+	if !ok {
 		return resp.Null()
 	}
-	return resp.Int(max(c.Now-o.Touched, 0) / 1000)
+	if c.settings().LFU {
+		return errf("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	}
+	return resp.Int(a.IdleMs(c.Now) / 1000)
 }
 
+// objFreq is the key's decayed LFU counter; refused unless an LFU policy
+// is selected, as Redis does.
 func objFreq(c *Ctx, args [][]byte) resp.Value {
-	if c.get(args[2]) == nil {
+	a, ok := c.accessOf(args[2])
+	if !ok {
 		return resp.Null()
 	}
-	return errf("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	if !c.settings().LFU {
+		return errf("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	}
+	return resp.Int(int64(a.Freq(c.Now, c.settings().Params)))
+}
+
+// accessOf is OBJECT's lookup: no access recorded (LOOKUP_NOTOUCH), but
+// counted as a hit or miss.
+func (c *Ctx) accessOf(key []byte) (store.Access, bool) {
+	a, ok := c.Store.AccessOf(key, c.Now)
+	c.looked(ok)
+	return a, ok
 }
 
 var objectHelp = []string{

@@ -12,6 +12,10 @@ import (
 type Reader interface {
 	// Read runs a read-only command at time now.
 	Read(now int64, cmd *Command, args [][]byte) Outcome
+	// ReadWith is Read with options (a NO-TOUCH client's reads).
+	ReadWith(now int64, cmd *Command, args [][]byte, opts ReadOpts) Outcome
+	// DataBytes is the dataset's estimated size, without the lock.
+	DataBytes() int64
 	// Observe is what WATCH records of keys at time now.
 	Observe(now int64, keys [][]byte) []Watch
 	// View runs fn with the store, read-only, under the read lock.

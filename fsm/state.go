@@ -37,6 +37,12 @@ type State struct {
 	// outMarks is len(mig.out), readable without the lock: the router asks
 	// on every write whether its slot is migrating out, and almost never is.
 	outMarks atomic.Int32
+	// accessHook, if set, is the node's access-metadata setting
+	// (access.go); set before the first Apply.
+	accessHook func() *AccessSettings
+	// dataBytes is the store's DataBytes after the last entry or restore,
+	// readable without the lock (the node's maxmemory check).
+	dataBytes atomic.Int64
 }
 
 // NewState makes an empty State.
@@ -70,6 +76,7 @@ func (s *State) ApplyEntry(index uint64, e *Entry) ([]Outcome, error) {
 func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.noteDataBytes()
 	now := max(e.Now, s.lastNow)
 	res := &ApplyResult{}
 	switch e.Type &^ IgnoreUnknown {
@@ -94,6 +101,10 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 	case EntrySettings &^ IgnoreUnknown:
 		s.lastNow = now
 		s.applySettings(e.Cmds)
+		return res, nil
+	case EntryEvict:
+		s.lastNow = now
+		res.Outcomes, res.Events = s.evict(now, e.Cmds)
 		return res, nil
 	case EntryExpire:
 		s.lastNow = now
@@ -124,7 +135,7 @@ func (s *State) entryCtx(index uint64, now int64, seed uint64) *Ctx {
 	c := &Ctx{Store: s.store, Now: now, Index: index, seed: [2]uint64{seed, seed},
 		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), notifyOn: s.collected()}
 	c.moved = s.movedCheck(c)
-	return c
+	return c.withAccess(s.accessSettings(), false)
 }
 
 // applyCommand runs the command at position pos of an entry. The routing
@@ -198,6 +209,11 @@ func (s *State) collected() NotifyClass {
 // earlier than the last applied entry) under the read lock. A write command
 // is refused: writes go through the log.
 func (s *State) Read(now int64, cmd *Command, args [][]byte) Outcome {
+	return s.ReadWith(now, cmd, args, ReadOpts{})
+}
+
+// ReadWith is Read with options.
+func (s *State) ReadWith(now int64, cmd *Command, args [][]byte, opts ReadOpts) Outcome {
 	if cmd.Meta.Flags&resp.FlagWrite != 0 {
 		return Replied(errf("ERR %s is a write command and must be proposed", cmd.Meta.Name))
 	}
@@ -207,6 +223,7 @@ func (s *State) Read(now int64, cmd *Command, args [][]byte) Outcome {
 	c := &Ctx{Store: s.store, Now: max(now, s.lastNow), seed: [2]uint64{seed, uint64(now)},
 		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings)}
 	c.moved = s.movedCheck(c)
+	c.withAccess(s.accessSettings(), opts.NoTouch)
 	if o, redirected := s.readMigratingOutcome(c.Now, cmd, args); redirected {
 		return o // a key of a migrating slot has moved (migrate.go)
 	}
@@ -214,6 +231,14 @@ func (s *State) Read(now int64, cmd *Command, args [][]byte) Outcome {
 	o.Lookups = c.lookups
 	return o
 }
+
+// noteDataBytes publishes the store's size for DataBytes; called with the
+// lock held after every change.
+func (s *State) noteDataBytes() { s.dataBytes.Store(s.store.DataBytes()) }
+
+// DataBytes is the group's dataset size as of the last applied entry
+// (store.DataBytes), without the lock.
+func (s *State) DataBytes() int64 { return s.dataBytes.Load() }
 
 // View runs fn with the store, read-only, under the read lock (for node
 // commands such as CLUSTER COUNTKEYSINSLOT).

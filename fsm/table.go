@@ -42,6 +42,11 @@ type Ctx struct {
 	// moved, while some slot migrates out, reports whether a command a
 	// script calls, with these keys, may not run here (migrate.go).
 	moved func(keys [][]byte, write bool) bool
+	// access is the node's access-metadata setting (access.go); touch,
+	// its LFU parameters when lookups record accesses (nil: they do not,
+	// e.g. for a CLIENT NO-TOUCH client).
+	access *AccessSettings
+	touch  *store.AccessParams
 }
 
 // rand is the command's random source: Rand, or a generator seeded from
@@ -176,8 +181,17 @@ func errReply(err error) resp.Value { return resp.Err(err) }
 
 func errf(format string, args ...any) resp.Value { return resp.Err(resp.Errorf(format, args...)) }
 
-// get returns the live object at key (nil if absent or expired).
+// get returns the live object at key (nil if absent or expired) and
+// records the access, as Redis's lookupKey does.
 func (c *Ctx) get(key []byte) *store.Object {
+	o := c.Store.Lookup(key, c.Now, c.touch)
+	c.looked(o != nil)
+	return o
+}
+
+// peek is get without recording the access (Redis's LOOKUP_NOTOUCH: TYPE,
+// EXISTS, TTL, OBJECT).
+func (c *Ctx) peek(key []byte) *store.Object {
 	o := c.Store.Get(key, c.Now)
 	c.looked(o != nil)
 	return o
@@ -209,7 +223,7 @@ func (c *Ctx) getString(key []byte) (*store.Object, error) {
 
 // stringValue is getString's value without an Object: nil if absent.
 func (c *Ctx) stringValue(key []byte) ([]byte, bool, error) {
-	val, typ, found := c.Store.GetString(key, c.Now)
+	val, typ, found := c.Store.GetString(key, c.Now, c.touch)
 	c.looked(found)
 	switch {
 	case !found:

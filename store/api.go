@@ -33,9 +33,13 @@ type Object struct {
 	Coll     Collection // every other type
 	ExpireAt int64      // unix ms; 0 = no expiry
 	Version  uint64     // log index of the last change (for WATCH)
-	Touched  int64      // unix ms of the last change (OBJECT IDLETIME)
+	// Touched is the access time (unix ms) Put starts the key's access
+	// metadata from: the entry's time for a write, a restored key's own.
+	// The live metadata, which reads move on, is Store.AccessOf's.
+	Touched int64
 
 	gen uint64 // the Store generation it was stored in; see Store.Mutable
+	mem int64  // the value's estimated bytes when last accounted (dataset.go)
 }
 
 // Collection is the value of a list, hash, set, sorted set or stream.

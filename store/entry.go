@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"sync/atomic"
 )
 
 // The key tree's layout. Most keys of a cache are small strings, so those
@@ -30,17 +31,22 @@ type entry struct {
 }
 
 // record is one stored key. It is shared with the Views taken after it was
-// stored, so it is never modified: a change stores a new record.
+// stored, so it is never modified (but for access): a change stores a new
+// record.
 //
 // An inline string has obj == nil, or obj == inlineDeadline if it has a
 // deadline: key holds the key and its capacity runs on over the value in
 // the same array, then over the deadline's 8 bytes (little-endian) if any;
-// version and touched are the Object's Version and Touched. Anything else
+// version is the Object's Version. Anything else
 // has its Object in obj, and key's capacity equals its length.
+//
+// access is the node-local access metadata (access.go) of every record,
+// inline or not: the one field that changes in a stored record, atomically,
+// since readers under the state's read lock update it.
 type record struct {
 	key     []byte
 	version uint64
-	touched int64
+	access  atomic.Uint64
 	obj     *Object
 }
 
@@ -76,10 +82,13 @@ func newRecord(key []byte, o *Object) *record {
 	if !inlinable(o) {
 		// Never nil, even for the empty key: a nil key would read as absent
 		// (a null bulk string) wherever it is handed out.
-		return &record{key: append(make([]byte, 0, len(key)), key...), obj: o}
+		r := &record{key: append(make([]byte, 0, len(key)), key...), obj: o}
+		r.access.Store(packAccess(o.Touched, LFUInitVal))
+		return r
 	}
 	n := len(key) + len(o.Str)
-	r := &record{version: o.Version, touched: o.Touched}
+	r := &record{version: o.Version}
+	r.access.Store(packAccess(o.Touched, LFUInitVal))
 	var buf []byte
 	if o.ExpireAt == 0 {
 		buf = make([]byte, n)
@@ -113,7 +122,7 @@ func (r *record) object() *Object {
 func (r *record) fill(o *Object) {
 	end := r.valueEnd()
 	*o = Object{Type: TypeString, Str: r.key[len(r.key):end:end], ExpireAt: r.expireAt(),
-		Version: r.version, Touched: r.touched}
+		Version: r.version, Touched: r.accessOf().Last}
 }
 
 // valueEnd is where an inline value ends in key's array.

@@ -27,6 +27,8 @@ type Store struct {
 	gen uint64
 	// dels counts deletions per slot, for WATCH on absent keys (watch.go).
 	dels delCounts
+	// bytes is the dataset's estimated size (dataset.go).
+	bytes int64
 }
 
 // New returns an empty Store.
@@ -59,11 +61,16 @@ func (s *Store) Mutable(key []byte, now int64) *Object {
 		o.Coll = o.Coll.Clone()
 	}
 	o.gen = s.gen
+	if e.r.inline() {
+		o.mem = valueBytes(&o, DefaultUsageSamples)
+	}
 	// A new record: the old one may be shared with a View. Same key and
 	// deadline: the expiry index only takes the new record.
 	r := &record{key: e.r.keyBytes(), obj: &o}
+	r.access.Store(e.r.access.Load())
 	s.keys.Set(entry{cur: e.cur, r: r})
 	s.indexExpiry(r)
+	s.bytes += r.memBytes() - e.r.memBytes()
 	return &o
 }
 
@@ -80,22 +87,20 @@ func (s *Store) Get(key []byte, now int64) *Object {
 // GetString is Get for a caller that wants a string value: val is the
 // live string at key, or typ is the type of the live key that is not a
 // string; found is false if there is no live key. An inline string is read
-// in place (no Object is made), which is what GET and MGET need.
-func (s *Store) GetString(key []byte, now int64) (val []byte, typ Type, found bool) {
+// in place (no Object is made), which is what GET and MGET need. A live
+// key's access is recorded if p is not nil (Lookup).
+func (s *Store) GetString(key []byte, now int64, p *AccessParams) (val []byte, typ Type, found bool) {
 	e, ok := s.find(key)
-	if !ok {
+	if !ok || e.r.expiredAt(now) {
 		return nil, 0, false
 	}
 	r := e.r
+	if p != nil {
+		r.touch(now, *p)
+	}
 	if r.inline() {
-		if DeadlinePassed(r.expireAt(), now) {
-			return nil, 0, false
-		}
 		end := r.valueEnd()
 		return r.key[len(r.key):end:end], TypeString, true
-	}
-	if r.obj.ExpiredAt(now) {
-		return nil, 0, false
 	}
 	return r.obj.Str, r.obj.Type, true
 }
@@ -131,8 +136,14 @@ func (s *Store) Put(key []byte, o *Object) {
 	if o.gen == 0 {
 		o.gen = s.gen // a new Object: no View has it yet
 	}
+	estimate(o)
 	e := entry{cur: cursorOf(key), r: newRecord(key, o)}
+	s.bytes += e.r.memBytes()
 	old, ok := s.keys.Set(e)
+	if ok {
+		e.r.carryAccess(old.r, o.Touched)
+		s.bytes -= old.r.memBytes()
+	}
 	if !ok {
 		s.counts[CursorSlot(e.cur)]++
 	} else if old.r.expireAt() != o.ExpireAt {
@@ -150,6 +161,7 @@ func (s *Store) Delete(key []byte) bool {
 		return false
 	}
 	s.keys.Delete(e)
+	s.bytes -= e.r.memBytes()
 	s.counts[CursorSlot(e.cur)]--
 	s.unindexExpiry(e.r)
 	s.noteDelete(CursorSlot(e.cur)) // WATCH (watch.go)

@@ -398,7 +398,7 @@ func TestGetString(t *testing.T) {
 	}
 	for _, now := range []int64{99, 100} {
 		for _, tt := range tests {
-			val, typ, found := s.GetString([]byte(tt.key), now)
+			val, typ, found := s.GetString([]byte(tt.key), now, nil)
 			o := s.Get([]byte(tt.key), now)
 			if found != (o != nil) {
 				t.Errorf("%s at %d: found %v, Get %v", tt.key, now, found, o)
@@ -418,7 +418,7 @@ func TestGetString(t *testing.T) {
 	}
 	s.Put([]byte("copied"), &Object{Type: TypeString, Str: buf})
 	buf[0] = 'X'
-	if val, _, _ := s.GetString([]byte("copied"), 0); string(val) != "abc" {
+	if val, _, _ := s.GetString([]byte("copied"), 0, nil); string(val) != "abc" {
 		t.Errorf("stored %q changed with the caller's buffer", val)
 	}
 }

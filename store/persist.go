@@ -16,8 +16,8 @@ import (
 //	version  uint16 big-endian (1)
 //	count    uvarint: number of records
 //	record*  type byte (a Type), key (uvarint length + bytes),
-//	         ExpireAt (zigzag varint), Version (uvarint), Touched (zigzag
-//	         varint), value: string = uvarint length + bytes, other types
+//	         ExpireAt (zigzag varint), Version (uvarint), Touched (the
+//	         access time, zigzag varint), value: string = uvarint length + bytes, other types
 //	         as their codec writes them (list_codec.go, hash.go, set.go,
 //	         zset_codec.go, stream_codec.go)
 //	dels     optional: 0xFE, WATCH's per-slot deletion counts (store/watch.go)
@@ -60,7 +60,7 @@ func (v *View) WriteTo(w io.Writer) (int64, error) {
 	e.uvarint(uint64(v.keys.Len()))
 	var scratch Object // an inline string's Object, one per key in turn
 	v.keys.Scan(func(en entry) bool {
-		e.object(en.r.keyBytes(), en.r.visit(&scratch))
+		e.object(en.r.keyBytes(), en.r.visit(&scratch), en.r.accessOf().Last)
 		return e.err == nil
 	})
 	e.writeDels(v.dels) // WATCH's deletion counts (watch.go)
@@ -114,9 +114,11 @@ func (e *encoder) bytes(p []byte) {
 	e.raw(p)
 }
 
-// object writes one key and its Object: the snapshot record, which is also
-// the body of a migration record (record.go).
-func (e *encoder) object(key []byte, o *Object) {
+// object writes one key and its Object with the access time touched: the
+// snapshot record, which is also the body of a migration record
+// (record.go). A snapshot saves the node's access time, as an RDB file
+// saves a key's LRU idle time.
+func (e *encoder) object(key []byte, o *Object, touched int64) {
 	c, ok := codecs[o.Type]
 	if o.Type != TypeString && !ok {
 		e.err = fmt.Errorf("key %q: value type %v has no encoding yet", short(key), o.Type)
@@ -126,7 +128,7 @@ func (e *encoder) object(key []byte, o *Object) {
 	e.bytes(key)
 	e.varint(o.ExpireAt)
 	e.uvarint(o.Version)
-	e.varint(o.Touched)
+	e.varint(touched)
 	if o.Type == TypeString {
 		e.bytes(o.Str)
 		return
@@ -394,10 +396,12 @@ func (d *decoder) trailer() error {
 // tree order, which btree's Load appends fast.
 func (s *Store) load(key []byte, o *Object) error {
 	o.gen = s.gen
+	estimate(o)
 	e := entry{cur: cursorOf(key), r: newRecord(key, o)}
 	if _, dup := s.keys.Load(e); dup {
 		return fmt.Errorf("%w: duplicate key %q", ErrCorrupt, short(key))
 	}
+	s.bytes += e.r.memBytes()
 	s.counts[CursorSlot(e.cur)]++
 	s.indexExpiry(e.r)
 	return nil

@@ -28,6 +28,16 @@ func fill(s *Store, n int) {
 	}
 }
 
+// restoredCopy is a Store restored from a snapshot of s.
+func restoredCopy(t testing.TB, s *Store) *Store {
+	t.Helper()
+	r := New()
+	if err := r.Restore(bytes.NewReader(snapshotBytes(t, s))); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func snapshotBytes(t testing.TB, s *Store) []byte {
 	t.Helper()
 	var buf bytes.Buffer

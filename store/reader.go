@@ -1,5 +1,7 @@
 package store
 
+import "math/rand/v2"
+
 // Reader is the read-only face of a Store. Everything outside package fsm,
 // which alone mutates a store, reads one through it: lookups, counts and
 // iteration. The objects it yields belong to the store and must not be
@@ -23,6 +25,15 @@ type Reader interface {
 	Ascend(fn func(key []byte, o *Object) bool)
 	Scan(cursor uint64, count int, fn func(key []byte, o *Object)) (next uint64)
 	Expired(now int64, limit int) [][]byte
+	// AccessOf is the live key's node-local access metadata (access.go).
+	AccessOf(key []byte, now int64) (Access, bool)
+	// DataBytes is the dataset's estimated size (dataset.go).
+	DataBytes() int64
+	// Populate, PopBest and RandomVictim choose maxmemory victims
+	// (evict.go); they change the pool, never the store.
+	Populate(pool *EvictPool, es EvictSampling, rnd *rand.Rand) int
+	PopBest(pool *EvictPool) (Candidate, int64, bool)
+	RandomVictim(p EvictPolicy, rnd *rand.Rand) (Candidate, int64, bool)
 }
 
 var _ Reader = (*Store)(nil)

@@ -38,7 +38,7 @@ func EncodeRecord(key []byte, o *Object) []byte {
 	var buf bytes.Buffer
 	buf.WriteByte(recordVersion)
 	e := &encoder{bw: bufio.NewWriterSize(&buf, recordBufSize)}
-	e.object(key, o)
+	e.object(key, o, o.Touched)
 	if e.err == nil {
 		e.err = e.bw.Flush()
 	}

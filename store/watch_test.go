@@ -41,14 +41,7 @@ func TestWatchSlotDeletions(t *testing.T) {
 		t.Fatalf("after flush a=%d b=%d", s.SlotDeletions(a), s.SlotDeletions(b))
 	}
 	// The counts survive a snapshot round trip.
-	var buf bytes.Buffer
-	if _, err := s.Snapshot().WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	r := New()
-	if err := r.Restore(&buf); err != nil {
-		t.Fatal(err)
-	}
+	r := restoredCopy(t, s)
 	if r.SlotDeletions(a) != 2 || r.SlotDeletions(b) != 1 || len(r.deletionSlots()) != 2 {
 		t.Fatalf("restored a=%d b=%d slots %v", r.SlotDeletions(a), r.SlotDeletions(b), r.deletionSlots())
 	}

@@ -292,14 +292,7 @@ func TestZSetCodecRoundTrip(t *testing.T) {
 	}
 	big.RemoveRange(0, 290) // stays a skiplist
 	s.Put([]byte("b"), &Object{Type: TypeZSet, Coll: big, ExpireAt: 99})
-	var buf bytes.Buffer
-	if _, err := s.Snapshot().WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	r := New()
-	if err := r.Restore(&buf); err != nil {
-		t.Fatal(err)
-	}
+	r := restoredCopy(t, s)
 	for k, orig := range map[string]*ZSet{"a": z, "b": big} {
 		got := r.Get([]byte(k), 0).Coll.(*ZSet)
 		if !slices.Equal(zsetItems(got), zsetItems(orig)) || got.Encoding() != orig.Encoding() {
@@ -363,14 +356,7 @@ func TestZSetMillion(t *testing.T) {
 	}
 	s := New()
 	s.Put([]byte("z"), &Object{Type: TypeZSet, Coll: z})
-	var buf bytes.Buffer
-	if _, err := s.Snapshot().WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	r := New()
-	if err := r.Restore(&buf); err != nil {
-		t.Fatal(err)
-	}
+	r := restoredCopy(t, s)
 	if r.Get([]byte("z"), 0).Coll.Len() != n {
 		t.Fatal("restore lost members")
 	}

@@ -78,11 +78,23 @@ func (b *blkConn) read(timeout time.Duration) string {
 // redirects) and returns a function that sends one command on one
 // connection and reads its reply.
 func singleNodeDo(t *testing.T) func(args ...string) string {
+	return connDo(t, singleNodeAddr(t))
+}
+
+// singleNodeAddr serves a one-node cluster whose every group is led and
+// returns its address.
+func singleNodeAddr(t *testing.T) string {
 	c := cluster.NewTestCluster(t, 1, 1)
 	for gid := uint32(1); gid <= 3; gid++ {
 		c.Leader(gid)
 	}
 	_, addr := serveNode(t, c.Nodes[0])
+	return addr
+}
+
+// connDo opens a connection to addr and returns a function that sends one
+// command on it and reads its reply.
+func connDo(t *testing.T, addr string) func(args ...string) string {
 	cl := dialBlk(t, addr)
 	return func(args ...string) string {
 		t.Helper()

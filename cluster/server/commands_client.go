@@ -31,7 +31,7 @@ func clientCommands() []*command {
 		nondeterministic(sub("info", 2, base, "6.2.0", "Returns information about the connection.", cmdClientInfo)),
 		list,
 		admin(sub("no-evict", 3, base, "7.0.0", "Sets the client eviction mode of the connection.", cmdClientOnOff)),
-		sub("no-touch", 3, resp.FlagNoScript|resp.FlagLoading|resp.FlagStale, "7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", cmdClientOnOff),
+		sub("no-touch", 3, resp.FlagNoScript|resp.FlagLoading|resp.FlagStale, "7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", cmdClientNoTouch),
 		sub("setinfo", 4, base, "7.2.0", "Sets information specific to the client or connection.", cmdClientSetInfo),
 		sub("setname", 3, base, "2.6.9", "Sets the connection name.", cmdClientSetName),
 	}
@@ -58,6 +58,9 @@ func cmdReset(s *Server, c *client, _ [][]byte) resp.Value {
 	c.setProtocol(resp.RESP2)
 	c.setName("")
 	c.setReadonly(false)
+	c.mu.Lock()
+	c.noTouch = false
+	c.mu.Unlock()
 	return resp.Status("RESET")
 }
 
@@ -94,8 +97,8 @@ func cmdClientSetInfo(_ *Server, c *client, args [][]byte) resp.Value {
 	return resp.OK()
 }
 
-// cmdClientOnOff accepts NO-EVICT and NO-TOUCH: slotraft never evicts a
-// client, and reads never change a key's access time, so both are no-ops.
+// cmdClientOnOff accepts NO-EVICT: slotraft never evicts a client, so it
+// is a no-op.
 func cmdClientOnOff(_ *Server, _ *client, args [][]byte) resp.Value {
 	if !resp.EqualFold(args[2], "on") && !resp.EqualFold(args[2], "off") {
 		return resp.Err(resp.ErrSyntax)

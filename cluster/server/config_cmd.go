@@ -98,6 +98,7 @@ func cmdConfigSet(s *Server, c *client, args [][]byte) resp.Value {
 	var se *configSetError
 	err := s.cfg.set(s, changes)
 	s.refreshStatsSettings() // the accounting's mirror (stats_account.go)
+	s.refreshEviction()      // the node's maxmemory (maxmemory.go)
 	if errors.As(err, &se) {
 		return configSetFailed(se.name, se.err)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
 )
 
@@ -23,6 +24,7 @@ type client struct {
 	name     string
 	proto    int
 	readonly bool
+	noTouch  bool // CLIENT NO-TOUCH: reads leave the keys' access metadata alone
 	lastCmd  string
 	lastAt   time.Time
 	libName  string
@@ -69,6 +71,13 @@ func (c *client) setProtocol(p int) {
 	c.mu.Lock()
 	c.proto = p
 	c.mu.Unlock()
+}
+
+// readOpts are the options of c's reads.
+func (c *client) readOpts() fsm.ReadOpts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fsm.ReadOpts{NoTouch: c.noTouch}
 }
 
 func (c *client) isReadonly() bool {

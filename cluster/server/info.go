@@ -132,8 +132,11 @@ func (s *Server) infoClients() [][2]string {
 // infoMemory: used_memory is the Go heap's bytes in objects, garbage not yet
 // collected included (run MEMORY PURGE first for the live heap);
 // used_memory_rss the process's resident set; slotraft_keys_held the keys
-// of every group hosted here (memory_cmd.go).
+// of every group hosted here (memory_cmd.go). used_memory_dataset is the
+// estimated size of the data of every group hosted here, what maxmemory
+// limits (cluster/eviction.go).
 func (s *Server) infoMemory() [][2]string {
+	mm := s.n.Eviction().MaxMemory
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	used := m.HeapAlloc
@@ -150,9 +153,11 @@ func (s *Server) infoMemory() [][2]string {
 		kv("used_memory_peak", peak),
 		kv("used_memory_peak_human", bytesToHuman(peak)),
 		kv("used_memory_peak_perc", fmt.Sprintf("%.2f%%", 100*float64(used)/float64(max(peak, 1)))),
-		kv("maxmemory", 0),
-		kv("maxmemory_human", "0B"),
-		kv("maxmemory_policy", "noeviction"),
+		kv("used_memory_dataset", s.n.DataBytes()),
+		kv("maxmemory", mm),
+		kv("maxmemory_human", bytesToHuman(uint64(mm))),
+		kv("maxmemory_policy", s.configValue("maxmemory-policy")),
+		kv("mem_not_counted_for_evict", 0),
 		kv("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1)))),
 		kv("mem_allocator", "go-"+runtime.Version()),
 		kv("go_gc_cycles", m.NumGC),
@@ -220,7 +225,7 @@ func (s *Server) infoPersistence() [][2]string {
 // infoStats are the Stats section's fields that mean something here,
 // in Redis 7.2's order.
 func (s *Server) infoStats() [][2]string {
-	return append([][2]string{
+	f := [][2]string{
 		kv("total_connections_received", s.stats.connections.Load()),
 		kv("total_commands_processed", s.stats.commands.Load()),
 		kv("instantaneous_ops_per_sec", int64(s.inst.rate(instOps))),
@@ -229,10 +234,14 @@ func (s *Server) infoStats() [][2]string {
 		kv("instantaneous_input_kbps", fmt.Sprintf("%.2f", s.inst.rate(instNetIn)/1024)),
 		kv("instantaneous_output_kbps", fmt.Sprintf("%.2f", s.inst.rate(instNetOut)/1024)),
 		kv("rejected_connections", s.stats.rejected.Load()),
+	}
+	f = append(f, s.infoEviction()...) // maxmemory.go
+	f = append(f,
 		kv("keyspace_hits", s.cstats.hits.Load()),
 		kv("keyspace_misses", s.cstats.misses.Load()),
 		kv("total_error_replies", s.cstats.errTotal.Load()),
-	}, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
+	)
+	return append(f, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
 }
 
 func (s *Server) infoReplication() [][2]string {

@@ -112,7 +112,7 @@ func (s *Server) checkQueued(cmd *command, args [][]byte) resp.Value {
 		return resp.Err(errNotInMulti)
 	}
 	if cmd.isNode() {
-		return resp.Queued()
+		return s.queuedUnlessOOM()
 	}
 	keys := cmd.meta.KeysOf(args)
 	if len(keys) == 0 {
@@ -132,7 +132,7 @@ func (s *Server) checkQueued(cmd *command, args [][]byte) resp.Value {
 	if g := s.n.GroupOf(slot); !g.IsLeader() {
 		return s.redirect(g, slot)
 	}
-	return resp.Queued()
+	return s.queuedUnlessOOM()
 }
 
 func multiCommands() []*command {
@@ -229,6 +229,9 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 	c.tx = nil // EXEC ends the transaction and unwatches, whatever happens
 	if tx.dirty {
 		return resp.Err(errExecAbort)
+	}
+	if s.txOutOfMemory(tx) {
+		return resp.Err(errExecAbortOOM)
 	}
 	slot := -1
 	for _, w := range tx.watches {

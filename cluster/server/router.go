@@ -127,7 +127,7 @@ func (s *Server) runBatch(c *client, r route, data []*fsm.Command, batch [][][]b
 		}
 	})
 	if r.kind == routeRead {
-		return s.readMany(r.group, data, batch)
+		return s.readMany(r.group, data, batch, c.readOpts())
 	}
 	return s.propose(c, r.group, batch)
 }
@@ -169,6 +169,9 @@ func (s *Server) route(c *client, args [][]byte) route {
 		return route{kind: routeNode, cmd: cmd}
 	}
 	if r, ok := s.routeScript(c, cmd, args); ok { // EVAL & co. (script.go)
+		if r.kind == routeWrite && s.oomRefused(r.cmd) {
+			return route{cmd: cmd, reply: resp.Err(errOOM)}
+		}
 		return r
 	}
 	keys := cmd.meta.KeysOf(args)
@@ -195,6 +198,8 @@ func (s *Server) route(c *client, args [][]byte) route {
 	// waiter is replicated state. Only commands flagged blocking can.
 	write := cmd.meta.Is(resp.FlagWrite) || cmd.data.BlocksOn(args)
 	switch {
+	case g.IsLeader() && write && s.oomRefused(cmd):
+		return route{cmd: cmd, reply: resp.Err(errOOM)}
 	case g.IsLeader() && write:
 		s.awaitUnfrozen(g, slot, keys)
 		return route{kind: routeWrite, cmd: cmd, group: g}
@@ -227,9 +232,9 @@ func (s *Server) exec(c *client, r route, args [][]byte) (v resp.Value) {
 	case routeNode:
 		return s.runNode(c, r.cmd, args)
 	case routeRead:
-		return s.read(r.group, r.cmd.data, args)
+		return s.readMany(r.group, []*fsm.Command{r.cmd.data}, [][][]byte{args}, c.readOpts())[0]
 	case routeStale:
-		return s.readStale(r.group, r.cmd.data, args)
+		return s.readStale(r.group, r.cmd.data, args, c.readOpts())
 	case routeWrite:
 		return s.propose(c, r.group, [][][]byte{args})[0]
 	case routeKeyless:
@@ -238,20 +243,15 @@ func (s *Server) exec(c *client, r route, args [][]byte) (v resp.Value) {
 	return r.reply
 }
 
-// read runs a read command on a group led here, linearizably.
-func (s *Server) read(g *cluster.Group, cmd *fsm.Command, args [][]byte) resp.Value {
-	return s.readMany(g, []*fsm.Command{cmd}, [][][]byte{args})[0]
-}
-
 // readMany runs reads cmds[i] with args batch[i] on a group led here,
 // linearizably, after one read-index round.
-func (s *Server) readMany(g *cluster.Group, cmds []*fsm.Command, batch [][][]byte) []resp.Value {
+func (s *Server) readMany(g *cluster.Group, cmds []*fsm.Command, batch [][][]byte, opts fsm.ReadOpts) []resp.Value {
 	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
 	defer cancel()
 	outcomes := make([]fsm.Outcome, len(batch))
 	err := g.Read(ctx, func(st fsm.Reader) {
 		for i, args := range batch {
-			outcomes[i] = st.Read(cluster.ReadNow(st), cmds[i], args)
+			outcomes[i] = st.ReadWith(cluster.ReadNow(st), cmds[i], args, opts)
 		}
 	})
 	out := make([]resp.Value, len(batch))
@@ -267,9 +267,9 @@ func (s *Server) readMany(g *cluster.Group, cmds []*fsm.Command, batch [][][]byt
 }
 
 // readStale runs a read command on the local replica of g (READONLY clients).
-func (s *Server) readStale(g *cluster.Group, cmd *fsm.Command, args [][]byte) resp.Value {
+func (s *Server) readStale(g *cluster.Group, cmd *fsm.Command, args [][]byte, opts fsm.ReadOpts) resp.Value {
 	var o fsm.Outcome
-	if err := g.ReadStale(func(st fsm.Reader) { o = st.Read(cluster.ReadNow(st), cmd, args) }); err != nil {
+	if err := g.ReadStale(func(st fsm.Reader) { o = st.ReadWith(cluster.ReadNow(st), cmd, args, opts) }); err != nil {
 		return s.groupError(g, args, err)
 	}
 	s.noteLookups(o)
@@ -338,7 +338,7 @@ func (s *Server) keyless(cmd *command, args [][]byte) resp.Value {
 	}
 	for _, g := range s.n.Groups() {
 		if g.Local() {
-			return s.readStale(g, cmd.data, args)
+			return s.readStale(g, cmd.data, args, fsm.ReadOpts{})
 		}
 	}
 	return resp.Err(resp.ErrClusterDown)

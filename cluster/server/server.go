@@ -87,6 +87,7 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 	s.cfg.applyDefaults(s)
 	s.cstats = newCmdStats(s.table.meta)
 	s.refreshStatsSettings()
+	s.refreshEviction()
 	// Messages published on other nodes, and this node's keyspace events,
 	// are delivered to this server's subscribers.
 	n.HandleForwarded(s.publishForwarded)

@@ -150,6 +150,7 @@ func (s *Server) sampleStats() {
 		case now := <-t.C:
 			s.inst.sample(now, [instMetrics]int64{s.stats.commands.Load(), s.stats.netIn.Load(), s.stats.netOut.Load()})
 			s.refreshStatsSettings()
+			s.refreshEviction()
 		}
 	}
 }
@@ -170,4 +171,5 @@ func (s *Server) resetStats() {
 	st.peakMemory.Store(m.HeapAlloc)
 	s.ps.obufKills.Store(0)
 	s.n.ResetForwardStats()
+	s.n.ResetEvictionStats()
 }

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/resp"
+	"github.com/slotraft/slotraft/store"
+)
+
+// maxmemory: the CONFIG parameters reach the node's evictor
+// (cluster/eviction.go), and writes that may grow memory are refused with
+// -OOM while the node is over its limit with nothing to evict (or under
+// noeviction), where Redis's processCommand refuses them.
+
+// errOOM is Redis's shared.oomerr.
+var errOOM = resp.NewError("OOM command not allowed when used memory > 'maxmemory'.")
+
+// evictPolicies maps maxmemory-policy's values to the store's policies.
+var evictPolicies = map[string]store.EvictPolicy{
+	"noeviction": store.NoEviction, "allkeys-lru": store.AllKeysLRU, "volatile-lru": store.VolatileLRU,
+	"allkeys-lfu": store.AllKeysLFU, "volatile-lfu": store.VolatileLFU, "allkeys-random": store.AllKeysRandom,
+	"volatile-random": store.VolatileRandom, "volatile-ttl": store.VolatileTTL,
+}
+
+// evictionConfig is the node's eviction setting from the CONFIG values.
+func (s *Server) evictionConfig() cluster.EvictionConfig {
+	num := func(name string) int64 {
+		n, _ := strconv.ParseInt(s.configValue(name), 10, 64)
+		return n
+	}
+	mm, _ := strconv.ParseUint(s.configValue("maxmemory"), 10, 64)
+	return cluster.EvictionConfig{
+		MaxMemory: int64(min(mm, 1<<62)),
+		Policy:    evictPolicies[s.configValue("maxmemory-policy")],
+		Samples:   int(num("maxmemory-samples")),
+		Tenacity:  int(num("maxmemory-eviction-tenacity")),
+		Access:    store.AccessParams{LogFactor: int(num("lfu-log-factor")), DecayTime: int(num("lfu-decay-time"))},
+	}
+}
+
+// refreshEviction hands the node the CONFIG values when they changed.
+func (s *Server) refreshEviction() {
+	if c := s.evictionConfig(); c != s.n.Eviction() {
+		s.n.SetEviction(c)
+	}
+}
+
+// errExecAbortOOM is EXEC's reply when its transaction holds a command
+// that may grow memory while the node is out of memory (Redis's
+// execCommandAbort of a rejected EXEC).
+var errExecAbortOOM = resp.NewError("EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.")
+
+// queuedUnlessOOM answers a command to be queued in MULTI: refused with
+// -OOM, whatever the command, while the node is out of memory (queuing
+// could grow memory without bound, Redis's reasoning).
+func (s *Server) queuedUnlessOOM() resp.Value {
+	if s.n.OutOfMemory() {
+		return resp.Err(errOOM)
+	}
+	return resp.Queued()
+}
+
+// txOutOfMemory reports whether EXEC must refuse tx: a queued command may
+// grow memory and the node is out of memory.
+func (s *Server) txOutOfMemory(tx *txState) bool {
+	for _, q := range tx.queued {
+		if q.cmd.meta.Is(resp.FlagDenyOOM) {
+			return s.n.OutOfMemory()
+		}
+	}
+	return false
+}
+
+// oomRefused reports whether cmd must be refused with -OOM here: it may
+// grow memory and the node is out of memory. A script that may write
+// counts as one: it runs inside Apply, where the node's memory cannot be
+// asked (Redis checks a script's flags, or each command it calls).
+func (s *Server) oomRefused(cmd *command) bool {
+	mayGrow := cmd.meta.Is(resp.FlagDenyOOM) ||
+		cmd.data != nil && cmd.data.Script != nil && !cmd.meta.Is(resp.FlagReadOnly)
+	return mayGrow && s.n.OutOfMemory()
+}
+
+// cmdClientNoTouch is CLIENT NO-TOUCH on|off: the client's reads stop (or
+// go back to) recording accesses; TOUCH still records them, as in Redis.
+// Its writes record them whatever the setting: they run in Apply, which
+// knows nothing of the client.
+func cmdClientNoTouch(_ *Server, c *client, args [][]byte) resp.Value {
+	var on bool
+	switch {
+	case resp.EqualFold(args[2], "on"):
+		on = true
+	case !resp.EqualFold(args[2], "off"):
+		return resp.Err(resp.ErrSyntax)
+	}
+	c.mu.Lock()
+	c.noTouch = on
+	c.mu.Unlock()
+	return resp.OK()
+}
+
+// infoEviction is INFO stats' eviction fields: keys evicted by this
+// node's groups, no client ever evicted, the milliseconds spent over
+// maxmemory in total and since the node last went over.
+func (s *Server) infoEviction() [][2]string {
+	st := s.n.EvictionStats()
+	return [][2]string{
+		kv("evicted_keys", st.EvictedKeys),
+		kv("evicted_clients", 0),
+		kv("total_eviction_exceeded_time", st.OverTotal.Milliseconds()),
+		kv("current_eviction_exceeded_time", st.OverNow.Milliseconds()),
+	}
+}
