@@ -30,7 +30,7 @@ func (g *Group) expiryLoop() {
 		case <-t.C:
 		}
 		for range expireRounds {
-			if !g.IsLeader() || g.expireOnce() < expireBatch {
+			if !g.IsLeader() || g.node.expiryPaused() || g.expireOnce() < expireBatch {
 				break
 			}
 		}
@@ -57,4 +57,21 @@ func (g *Group) expireOnce() int {
 		return 0
 	}
 	return len(keys)
+}
+
+// PauseExpiry stops active expiry in every group led here until the
+// given time (the zero time resumes it at once), as Redis pauses expiry
+// during CLIENT PAUSE: keys past their deadline stay in the state, hidden
+// from reads, until the pause ends. A later call replaces the time.
+func (n *Node) PauseExpiry(until time.Time) {
+	if until.IsZero() {
+		n.expiryPausedUntil.Store(0)
+		return
+	}
+	n.expiryPausedUntil.Store(until.UnixNano())
+}
+
+func (n *Node) expiryPaused() bool {
+	until := n.expiryPausedUntil.Load()
+	return until != 0 && time.Now().UnixNano() < until
 }

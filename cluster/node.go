@@ -34,6 +34,9 @@ type Node struct {
 	rpc    rpcTable   // node-to-node services (rpc.go)
 	gossip *gossip    // liveness of the other nodes (gossip.go)
 	fwd    *forwarder // published messages to the other nodes (forward.go)
+	// expiryPausedUntil: until this Unix time in ns, no group led here
+	// proposes active expiry (CLIENT PAUSE, expiry.go).
+	expiryPausedUntil atomic.Int64
 	// ready: the map is known and the hosted groups are open.
 	ready atomic.Bool
 	// stateMu serialises map reconciliation against Close's shutdown.

@@ -94,6 +94,11 @@ func (rr *RequestReader) Read() ([]Request, error) {
 // Buffered is how many bytes are read and not yet returned as requests.
 func (rr *RequestReader) Buffered() int { return rr.w - rr.r }
 
+// Sizes are the bytes in the buffer (the requests last returned included,
+// as Redis's query buffer holds the command being run) and the room left
+// after them: CLIENT LIST's qbuf and qbuf-free.
+func (rr *RequestReader) Sizes() (used, free int) { return rr.w, len(rr.buf) - rr.w }
+
 // parseAll appends to rr.reqs every request complete in the buffer.
 func (rr *RequestReader) parseAll() error {
 	for rr.r < rr.w {

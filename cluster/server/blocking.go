@@ -35,26 +35,55 @@ func (s *Server) waitBlocked(c *client, g *cluster.Group, id fsm.WaiterID) fsm.O
 		return fsm.Replied(resp.Err(resp.ErrOutcomeUnknown))
 	}
 	var gone <-chan struct{}
+	var unblock <-chan bool
+	if c != nil {
+		select {
+		case <-c.unblockC: // a CLIENT UNBLOCK that came as the last wait ended
+		default:
+		}
+		unblock = c.unblockC
+		c.publish()
+		s.setBlocked(c, blockedOnKeys)
+		defer s.setBlocked(c, notBlocked)
+	}
 	if c != nil && c.watch != nil {
 		var stop func()
 		gone, stop = c.watch.watch()
 		defer stop()
 	}
-	select {
-	case end := <-w.Done():
-		return end.Outcome
-	case <-gone:
-		w.Abandon()
-		c.closing = true
-		return fsm.Replied(resp.NullArray())
-	case <-s.ctx.Done():
-		// The waiter may still be served before the leader's unblock lands.
-		w.Abandon()
-		if c != nil {
+	asError := false
+	for {
+		select {
+		case end := <-w.Done():
+			return unblockedOutcome(end.Outcome, asError)
+		case asError = <-unblock:
+			// CLIENT UNBLOCK: the leader ends the waiter through the log with
+			// its timeout reply, unless an entry serves it first.
+			unblock = nil
+			g.Unblock(id)
+		case <-gone:
+			w.Abandon()
 			c.closing = true
+			return fsm.Replied(resp.NullArray())
+		case <-s.ctx.Done():
+			// The waiter may still be served before the leader's unblock lands.
+			w.Abandon()
+			if c != nil {
+				c.closing = true
+			}
+			return fsm.Replied(resp.Err(resp.ErrOutcomeUnknown))
 		}
-		return fsm.Replied(resp.Err(resp.ErrOutcomeUnknown))
 	}
+}
+
+// unblockedOutcome is what a blocked command that ended as o answers: the
+// error of CLIENT UNBLOCK … ERROR (asError) replaces its timeout reply;
+// a command served meanwhile keeps its reply (it took an element).
+func unblockedOutcome(o fsm.Outcome, asError bool) fsm.Outcome {
+	if asError && o.Kind == fsm.OutcomeReply && o.Reply.Kind == resp.KindNullArray {
+		return fsm.Replied(resp.Err(errUnblocked))
+	}
+	return o
 }
 
 // watchConn is a client connection that can be read ahead while its handler

@@ -2,7 +2,6 @@ package server
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -24,16 +23,27 @@ func clientCommands() []*command {
 	}
 	list := nondeterministic(admin(sub("list", -2, base, "2.4.0", "Lists open connections.", cmdClientList)))
 	list.meta.Complexity = "O(N) where N is the number of client connections"
+	kill := admin(sub("kill", -3, base, "2.4.0", "Terminates open connections.", cmdClientKill))
+	kill.meta.Complexity = list.meta.Complexity
+	unblock := admin(sub("unblock", -3, base, "5.0.0", "Unblocks a client blocked by a blocking command from a different connection.", cmdClientUnblock))
+	unblock.meta.Complexity = "O(log N) where N is the number of client connections"
+	unpause := admin(sub("unpause", 2, base, "6.2.0", "Resumes processing commands from paused clients.", cmdClientUnpause))
+	unpause.meta.Complexity = "O(N) Where N is the number of paused clients"
 	subs := []*command{
 		sub("getname", 2, base, "2.6.9", "Returns the name of the connection.", cmdClientGetName),
 		sub("help", 2, resp.FlagLoading|resp.FlagStale, "5.0.0", "Returns helpful text about the different subcommands.", cmdClientHelp),
 		nondeterministic(sub("id", 2, base, "5.0.0", "Returns the unique client ID of the connection.", cmdClientID)),
 		nondeterministic(sub("info", 2, base, "6.2.0", "Returns information about the connection.", cmdClientInfo)),
+		kill,
 		list,
-		admin(sub("no-evict", 3, base, "7.0.0", "Sets the client eviction mode of the connection.", cmdClientOnOff)),
+		admin(sub("no-evict", 3, base, "7.0.0", "Sets the client eviction mode of the connection.", cmdClientNoEvict)),
 		sub("no-touch", 3, resp.FlagNoScript|resp.FlagLoading|resp.FlagStale, "7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", cmdClientNoTouch),
+		admin(sub("pause", -3, base, "3.0.0", "Suspends commands processing.", cmdClientPause)),
+		sub("reply", 3, base, "3.2.0", "Instructs the server whether to reply to commands.", cmdClientReply),
 		sub("setinfo", 4, base, "7.2.0", "Sets information specific to the client or connection.", cmdClientSetInfo),
 		sub("setname", 3, base, "2.6.9", "Sets the connection name.", cmdClientSetName),
+		unblock,
+		unpause,
 	}
 	meta := &resp.Command{Name: "client", Arity: -2, Group: "connection", Since: "2.4.0",
 		Summary: "A container for client connection commands.", Complexity: "Depends on subcommand."}
@@ -58,8 +68,11 @@ func cmdReset(s *Server, c *client, _ [][]byte) resp.Value {
 	c.setProtocol(resp.RESP2)
 	c.setName("")
 	c.setReadonly(false)
+	// As Redis's clearClientConnectionState: replies on, eviction
+	// allowed, accesses recorded.
+	c.replyOff, c.skipNext = false, false
 	c.mu.Lock()
-	c.noTouch = false
+	c.noEvict, c.noTouch = false, false
 	c.mu.Unlock()
 	return resp.Status("RESET")
 }
@@ -86,8 +99,9 @@ func cmdClientSetInfo(_ *Server, c *client, args [][]byte) resp.Value {
 	if attr != "lib-name" && attr != "lib-ver" {
 		return resp.Err(resp.Errorf("ERR Unrecognized option '%s'", args[2]))
 	}
-	if !validClientName(args[3]) && len(args[3]) > 0 {
-		return resp.Err(resp.Errorf("ERR %s cannot contain spaces, newlines or special characters.", attr))
+	if !validClientName(args[3]) {
+		// Redis names the attribute as the client spelt it.
+		return resp.Err(resp.Errorf("ERR %s cannot contain spaces, newlines or special characters.", args[2]))
 	}
 	if attr == "lib-name" {
 		c.setLib(&val, nil)
@@ -97,68 +111,72 @@ func cmdClientSetInfo(_ *Server, c *client, args [][]byte) resp.Value {
 	return resp.OK()
 }
 
-// cmdClientOnOff accepts NO-EVICT: slotraft never evicts a client, so it
-// is a no-op.
-func cmdClientOnOff(_ *Server, _ *client, args [][]byte) resp.Value {
-	if !resp.EqualFold(args[2], "on") && !resp.EqualFold(args[2], "off") {
+// cmdClientNoEvict is CLIENT NO-EVICT ON|OFF: it sets flag e; slotraft
+// never evicts a client anyway.
+func cmdClientNoEvict(_ *Server, c *client, args [][]byte) resp.Value {
+	on := resp.EqualFold(args[2], "on")
+	if !on && !resp.EqualFold(args[2], "off") {
 		return resp.Err(resp.ErrSyntax)
 	}
+	c.mu.Lock()
+	c.noEvict = on
+	c.mu.Unlock()
 	return resp.OK()
 }
 
 func cmdClientInfo(_ *Server, c *client, _ [][]byte) resp.Value {
+	c.publish()
 	return resp.Verbatim("txt", []byte(c.info(time.Now())+"\n"))
 }
 
-// cmdClientList is CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
-func cmdClientList(s *Server, _ *client, args [][]byte) resp.Value {
-	var ids []uint64
-	typ := ""
+// cmdClientList is CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]:
+// with IDs, the clients in the order asked (once per mention, as Redis).
+func cmdClientList(s *Server, c *client, args [][]byte) resp.Value {
+	c.publish()
+	var list []*client
 	switch {
-	case len(args) == 2:
 	case len(args) == 4 && resp.EqualFold(args[2], "type"):
-		typ = strings.ToLower(string(args[3]))
-		switch typ {
-		case "normal", "master", "replica", "slave", "pubsub":
-		default:
+		typ, ok := parseClientType(args[3])
+		if !ok {
 			return resp.Err(resp.Errorf("ERR Unknown client type '%s'", args[3]))
+		}
+		for _, o := range s.clientList() {
+			if clientType(o) == typ {
+				list = append(list, o)
+			}
 		}
 	case len(args) > 3 && resp.EqualFold(args[2], "id"):
 		for _, a := range args[3:] {
-			id, err := strconv.ParseUint(string(a), 10, 64)
-			if err != nil || id == 0 {
+			id, err := resp.ParseInt(a)
+			if err != nil {
 				return resp.Err(resp.NewError("ERR Invalid client ID"))
 			}
-			ids = append(ids, id)
+			if o := s.clientByID(id); o != nil {
+				list = append(list, o)
+			}
 		}
+	case len(args) == 2:
+		list = s.clientList()
 	default:
 		return resp.Err(resp.ErrSyntax)
 	}
 	now := time.Now()
 	var b strings.Builder
-	for _, c := range s.clientList() {
-		if typ != "" && typ != clientType(c) {
-			continue
-		}
-		if ids != nil && !slices.Contains(ids, c.id) {
-			continue
-		}
-		b.WriteString(c.info(now))
+	for _, o := range list {
+		b.WriteString(o.info(now))
 		b.WriteByte('\n')
 	}
 	return resp.Verbatim("txt", []byte(b.String()))
 }
 
-// clientType is the class CLIENT LIST TYPE filters on: pubsub while
-// subscribed, else normal (no replication links are clients here).
-func clientType(c *client) string {
-	c.mu.Lock()
-	sub := c.sub
-	c.mu.Unlock()
-	if sub.subscribed() {
-		return "pubsub"
+// clientByID is the connected client with id, nil if none.
+func (s *Server) clientByID(id int64) *client {
+	if id <= 0 {
+		return nil
 	}
-	return "normal"
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients[uint64(id)]
 }
 
 func sortClients(cs []*client) {
@@ -173,6 +191,9 @@ func sortClients(cs []*client) {
 	})
 }
 
+// cmdClientHelp is Redis 7.2's text without the lines of the tracking
+// subcommands (CACHING, GETREDIR, TRACKING, TRACKINGINFO), which slotraft
+// does not have yet.
 func cmdClientHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 	return helpReply("CLIENT", []string{
 		"GETNAME",
@@ -181,22 +202,42 @@ func cmdClientHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 		"    Return the ID of the current connection.",
 		"INFO",
 		"    Return information about the current client connection.",
+		"KILL <ip:port>",
+		"    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]",
+		"    Kill connections. Options are:",
+		"    * ADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made from the specified address",
+		"    * LADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made to specified local address",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+		"      Kill connections by type.",
+		"    * USER <username>",
+		"      Kill connections authenticated by <username>.",
+		"    * SKIPME (YES|NO)",
+		"      Skip killing current connection (default: yes).",
 		"LIST [options ...]",
 		"    Return information about client connections. Options:",
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
 		"      Return clients of specified type.",
-		"    * ID <client-id> [<client-id> ...]",
-		"      Return clients of specified IDs only.",
-		"NO-EVICT (ON|OFF)",
-		"    Protect current client connection from eviction.",
-		"NO-TOUCH (ON|OFF)",
-		"    Will not touch LRU/LFU stats when this mode is on.",
+		"UNPAUSE",
+		"    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]",
+		"    Suspend all, or just write, clients for <timeout> milliseconds.",
+		"REPLY (ON|OFF|SKIP)",
+		"    Control the replies sent to the current connection.",
+		"SETNAME <name>",
+		"    Assign the name <name> to the current connection.",
 		"SETINFO <option> <value>",
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",
 		"    * LIB-VER: the client lib version.",
-		"SETNAME <name>",
-		"    Assign the name <name> to the current connection.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
+		"NO-EVICT (ON|OFF)",
+		"    Protect current client connection from eviction.",
+		"NO-TOUCH (ON|OFF)",
+		"    Will not touch LRU/LFU stats when this mode is on.",
 	})
 }
 

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,12 +27,27 @@ type client struct {
 	lastAt   time.Time
 	libName  string
 	libVer   string
+	noEvict  bool      // CLIENT NO-EVICT on: flag e (no client eviction exists)
+	pub      published // the connection goroutine's state, as CLIENT LIST shows it (client_info.go)
+	// blocked is set while the connection waits in a blocking command
+	// (waiting) or for a CLIENT PAUSE to end: flag b.
+	blocked blockKind
+
+	// unblockC carries a CLIENT UNBLOCK to the connection while it waits in
+	// a blocking command: true for ERROR, false for TIMEOUT.
+	unblockC chan bool
 
 	watch   *watchConn // the connection, readable ahead while a command is blocked
 	asking  bool       // ASKING seen: the next command may be served for an importing slot
 	closing bool       // QUIT: close after the reply
-	tx      *txState   // MULTI/WATCH state (multi.go); nil when neither
-	buf     []byte     // reply rendering buffer, reused
+	argvMem int        // the bytes of the current command's arguments (CLIENT LIST argv-mem)
+
+	// CLIENT REPLY (client_reply.go): replies are dropped while replyOff,
+	// and for the command after CLIENT REPLY SKIP (replySkip); skipNext is
+	// set by SKIP itself, silent by a command that answers nothing.
+	replyOff, replySkip, skipNext, silent bool
+	tx                                    *txState // MULTI/WATCH state (multi.go); nil when neither
+	buf                                   []byte   // reply rendering buffer, reused
 
 	// sub is the pub/sub side (pubsub_registry.go), set by the connection's
 	// goroutine under mu at its first subscribe-family command; from then
@@ -47,6 +60,7 @@ func newClient(id uint64, cc *clientConn) *client {
 	return &client{
 		id: id, conn: cc, addr: cc.nc.RemoteAddr().String(), laddr: cc.nc.LocalAddr().String(),
 		created: now, lastAt: now, proto: resp.RESP2, lastCmd: "NULL",
+		unblockC: make(chan bool, 1), pub: published{multi: -1},
 	}
 }
 
@@ -132,37 +146,4 @@ func validClientName(name []byte) bool {
 		}
 	}
 	return true
-}
-
-// info renders the client as one CLIENT LIST / CLIENT INFO line, in Redis
-// 7.2's field order. The query and reply buffers belong to the
-// connection's goroutine and are not sampled from here: their sizes are 0.
-func (c *client) info(now time.Time) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	flags := ""
-	var subs [numKinds]int64
-	omem := 0
-	if c.sub != nil {
-		for k := range subs {
-			subs[k] = c.sub.counts[k].Load()
-		}
-		omem = c.sub.out.pending()
-		if c.sub.subscribed() {
-			flags += "P"
-		}
-	}
-	if c.readonly {
-		flags += "r"
-	}
-	if flags == "" {
-		flags = "N"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=-1 ",
-		c.id, c.addr, c.laddr, c.name, int64(now.Sub(c.created)/time.Second), int64(now.Sub(c.lastAt)/time.Second), flags,
-		subs[kindChannel], subs[kindPattern], subs[kindShard])
-	fmt.Fprintf(&b, "qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		omem, c.lastCmd, c.proto, c.libName, c.libVer)
-	return b.String()
 }

@@ -121,7 +121,7 @@ func (s *Server) infoClients() [][2]string {
 		kv("connected_clients", n),
 		kv("cluster_connections", 0),
 		kv("maxclients", 10000),
-		kv("blocked_clients", 0),
+		kv("blocked_clients", s.blockedN.Load()),
 		kv("tracking_clients", 0),
 		kv("pubsub_clients", s.ps.reg.clients.Load()),
 		kv("clients_in_timeout_table", 0),

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/slotraft/slotraft/cluster"
 )
@@ -12,21 +11,14 @@ import (
 // TestInfoKeyspace: keys and expires are the stores' counts and avg_ttl
 // the sampled average of the deadlines ahead, in milliseconds.
 func TestInfoKeyspace(t *testing.T) {
-	c := cluster.NewTestCluster(t, 1, 1)
-	c.Leader(1)
-	_, addr := serveNode(t, c.Nodes[0])
-	b := dialBlk(t, addr)
-	do := func(args ...string) string {
-		t.Helper()
-		b.send(args...)
-		return b.read(10 * time.Second)
-	}
+	do := singleNodeDo(t) // every group led: no SET is redirected
 	for i := range 30 {
-		k := "{ks}" + strconv.Itoa(i)
+		args := []string{"SET", "{ks}" + strconv.Itoa(i), "v"}
 		if i < 10 {
-			do("SET", k, "v", "EX", "100")
-		} else {
-			do("SET", k, "v")
+			args = append(args, "EX", "100")
+		}
+		if got := do(args...); got != "+OK" {
+			t.Fatalf("%v: %s", args, got)
 		}
 	}
 	// INFO counts the groups this node knows it leads: that view may lag

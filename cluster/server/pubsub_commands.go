@@ -15,7 +15,7 @@ const errSubscribedContext = "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S
 func pubsubCommands() []*command {
 	const (
 		subFlags = resp.FlagPubSub | resp.FlagNoScript | resp.FlagLoading | resp.FlagStale
-		pubFlags = resp.FlagPubSub | resp.FlagLoading | resp.FlagStale | resp.FlagFast
+		pubFlags = resp.FlagPubSub | resp.FlagLoading | resp.FlagStale | resp.FlagFast | resp.FlagMayReplicate
 	)
 	slow, fast := []string{"pubsub", "slow"}, []string{"pubsub", "fast"}
 	meta := func(name string, arity int, flags resp.Flag, acl []string, since, summary, complexity string) *resp.Command {
@@ -127,11 +127,11 @@ func (s *Server) unsubscribe(c *client, k subKind, names [][]byte) {
 		return
 	}
 	if len(names) == 0 {
-		s.send(c, confirmation(kindWords[k].unsub, nil, 0))
+		s.sendPush(c, confirmation(kindWords[k].unsub, nil, 0))
 		return
 	}
 	for _, name := range names {
-		s.send(c, confirmation(kindWords[k].unsub, name, 0))
+		s.sendPush(c, confirmation(kindWords[k].unsub, name, 0))
 	}
 }
 

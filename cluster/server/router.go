@@ -53,6 +53,9 @@ func (s *Server) serveRun(c *client, cmds []resp.Request) int {
 	if s.pubsubGate(c, cmds[0]) { // subscribed-state rules (pubsub_commands.go)
 		return 1
 	}
+	if s.waitUnpaused(c, cmds[0]); c.closing { // CLIENT PAUSE (client_pause.go)
+		return 1
+	}
 	if s.queueInMulti(c, cmds[0]) { // inside MULTI: queued (multi.go)
 		return 1
 	}
@@ -63,6 +66,7 @@ func (s *Server) serveRun(c *client, cmds []resp.Request) int {
 	switch {
 	case r.kind == routeNode && r.cmd.push != nil:
 		s.runPush(c, r.cmd, cmds[0].Args) // it queues its replies itself
+		c.replied()
 		s.finish(c, r.cmd.meta, cmds[0].Args, time.Since(now), resp.Value{}, false)
 		return 1
 	case r.kind != routeWrite && r.kind != routeRead:
@@ -138,6 +142,7 @@ func (s *Server) runBatch(c *client, r route, data []*fsm.Command, batch [][][]b
 // unknown one never.
 func (s *Server) received(c *client, cmd resp.Request, r route, now time.Time) {
 	s.stats.netIn.Add(int64(len(cmd.Raw)))
+	c.argvMem = argvLen(cmd.Args)
 	name := "NULL"
 	if r.cmd != nil {
 		name = r.cmd.meta.Name
@@ -146,13 +151,6 @@ func (s *Server) received(c *client, cmd resp.Request, r route, now time.Time) {
 		}
 	}
 	c.touch(name, now)
-}
-
-func (s *Server) send(c *client, v resp.Value) {
-	if v.IsError() {
-		s.cstats.errorReply(v)
-	}
-	s.stats.netOut.Add(int64(c.reply(v)))
 }
 
 // route decides where args go: unknown command, arity, CROSSSLOT, MOVED or

@@ -122,6 +122,8 @@ func (s *Server) serveConn(c *client) {
 		if err := c.conn.flush(); err != nil {
 			return
 		}
+		c.argvMem = 0
+		c.publish() // what CLIENT LIST of other connections shows (client_info.go)
 	}
 }
 

@@ -36,6 +36,8 @@ type Server struct {
 	conns   sync.WaitGroup
 
 	nextID      atomic.Uint64
+	blockedN    atomic.Int64 // connections blocked or paused (INFO blocked_clients)
+	pause       pauseState   // CLIENT PAUSE (client_pause.go)
 	stats       serverStats
 	startupHeap uint64 // the Go heap when the server was made (MEMORY STATS' startup.allocated)
 
