@@ -28,11 +28,13 @@ type client struct {
 	libName  string
 	libVer   string
 
-	watch   *watchConn // the connection, readable ahead while a command is blocked
-	asking  bool       // ASKING seen: the next command may be served for an importing slot
-	closing bool       // QUIT: close after the reply
-	tx      *txState   // MULTI/WATCH state (multi.go); nil when neither
-	buf     []byte     // reply rendering buffer, reused
+	watch   *watchConn        // the connection, readable ahead while a command is blocked
+	asking  bool              // ASKING seen: the next command may be served for an importing slot
+	closing bool              // QUIT: close after the reply
+	tx      *txState          // MULTI/WATCH state (multi.go); nil when neither
+	buf     []byte            // reply rendering buffer, reused
+	writes  map[uint32]uint64 // per group, the applied index after c's last write there (WAIT)
+	inExec  bool              // EXEC is running queued node commands: WAIT does not block
 
 	// sub is the pub/sub side (pubsub_registry.go), set by the connection's
 	// goroutine under mu at its first subscribe-family command; from then

@@ -295,6 +295,9 @@ func (s *Server) propose(c *client, g *cluster.Group, batch [][][]byte) []resp.V
 			out[i] = s.reply(c, g, outcomes[i], args)
 		}
 	}
+	if err == nil {
+		c.noteWrite(g) // WAIT waits for the followers to apply this far
+	}
 	return out
 }
 
@@ -345,10 +348,13 @@ func (s *Server) keyless(cmd *command, args [][]byte) resp.Value {
 }
 
 // ledGroups are the groups this node leads, in slot order.
-func (s *Server) ledGroups() []*cluster.Group {
+func (s *Server) ledGroups() []*cluster.Group { return s.groupsWhere((*cluster.Group).IsLeader) }
+
+// groupsWhere are the groups for which keep is true, in slot order.
+func (s *Server) groupsWhere(keep func(*cluster.Group) bool) []*cluster.Group {
 	var out []*cluster.Group
 	for _, g := range s.n.Groups() {
-		if g.IsLeader() {
+		if keep(g) {
 			out = append(out, g)
 		}
 	}

@@ -49,5 +49,6 @@ func nodeCommands() []*command {
 	out = append(out, configCommand(), slowlogCommand(), latencyCommand())
 	out = append(out, saveCommands()...)
 	out = append(out, adminCommands()...)
+	out = append(out, replicationCommands()...)
 	return out
 }
