@@ -34,7 +34,10 @@ type client struct {
 	tx      *txState          // MULTI/WATCH state (multi.go); nil when neither
 	buf     []byte            // reply rendering buffer, reused
 	writes  map[uint32]uint64 // per group, the applied index after c's last write there (WAIT)
-	inExec  bool              // EXEC is running queued node commands: WAIT does not block
+	inExec  bool              // EXEC is running queued node commands: WAIT does not block, MONITOR refuses
+	// monitoring: MONITOR mode (monitor.go); the connection's goroutine
+	// sets it, CLIENT LIST reads it under mu.
+	monitoring bool
 
 	// sub is the pub/sub side (pubsub_registry.go), set by the connection's
 	// goroutine under mu at its first subscribe-family command; from then
@@ -144,6 +147,9 @@ func (c *client) info(now time.Time) string {
 		if c.sub.subscribed() {
 			flags += "P"
 		}
+	}
+	if c.monitoring {
+		flags += "O"
 	}
 	if c.readonly {
 		flags += "r"

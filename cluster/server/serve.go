@@ -131,6 +131,7 @@ func (s *Server) closedConn(c *client) {
 	s.mu.Lock()
 	delete(s.clients, c.id)
 	s.mu.Unlock()
+	s.stopMonitor(c)
 	s.forgetClient(c) // its subscriptions and output writer (pubsub.go)
 	s.conns.Done()
 }

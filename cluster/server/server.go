@@ -39,7 +39,8 @@ type Server struct {
 	stats       serverStats
 	startupHeap uint64 // the Go heap when the server was made (MEMORY STATS' startup.allocated)
 
-	ps *pubsub // subscriptions, fan-out, output limits (pubsub.go)
+	ps  *pubsub  // subscriptions, fan-out, output limits (pubsub.go)
+	mon monitors // MONITOR's connections (monitor.go)
 
 	cfg     *configValues              // CONFIG's parameters (config_table.go)
 	connCfg connSettings               // the parameters connections read (config_behaviour.go)
