@@ -42,6 +42,8 @@ type Server struct {
 	ps  *pubsub  // subscriptions, fan-out, output limits (pubsub.go)
 	mon monitors // MONITOR's connections (monitor.go)
 
+	shutdownFn atomic.Pointer[ShutdownFunc] // SHUTDOWN's hook (shutdown_cmd.go), set by the process
+
 	cfg     *configValues              // CONFIG's parameters (config_table.go)
 	connCfg connSettings               // the parameters connections read (config_behaviour.go)
 	cfgFile atomic.Pointer[ConfigFile] // the file CONFIG REWRITE writes, nil without --config

@@ -50,6 +50,6 @@ func nodeCommands() []*command {
 	out = append(out, saveCommands()...)
 	out = append(out, adminCommands()...)
 	out = append(out, replicationCommands()...)
-	out = append(out, lolwutCommand(), monitorCommand())
+	out = append(out, lolwutCommand(), monitorCommand(), shutdownCommand())
 	return out
 }
