@@ -79,11 +79,14 @@ func (s *Server) setBlocked(c *client, k blockKind) {
 	}
 }
 
-// flagsLocked are the flags of CLIENT LIST in Redis's order (P x b d c u A
-// U r e T, N when none); those of replicas, tracking and Unix sockets
+// flagsLocked are the flags of CLIENT LIST in Redis's order (O P x b d c u
+// A U r e T, N when none); those of replicas, tracking and Unix sockets
 // never apply here. c.mu is held.
 func (c *client) flagsLocked() string {
 	var f []byte
+	if c.monitoring {
+		f = append(f, 'O')
+	}
 	if c.sub != nil && c.sub.subscribed() {
 		f = append(f, 'P')
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -21,6 +22,28 @@ var (
 	errTimeoutNeg     = resp.NewError("ERR timeout is negative")
 	errTimeoutOfRange = resp.NewError("ERR timeout is out of range")
 )
+
+// parseTimeoutMs is Redis's getTimeoutFromObjectOrReply for a timeout in
+// milliseconds (CLIENT PAUSE, WAIT): an integer, not negative, whose end
+// from now does not overflow.
+func parseTimeoutMs(b []byte, now time.Time) (int64, error) {
+	ms, err := resp.ParseInt(b)
+	switch {
+	case err != nil:
+		return 0, errTimeoutNotInt
+	case ms < 0:
+		return 0, errTimeoutNeg
+	case ms > math.MaxInt64-now.UnixMilli():
+		return 0, errTimeoutOfRange
+	}
+	return ms, nil
+}
+
+// timeoutDuration is ms as a Duration, at most a century (a Duration
+// holds 292 years).
+func timeoutDuration(ms int64) time.Duration {
+	return time.Duration(min(ms, int64(100*365*24*time.Hour/time.Millisecond))) * time.Millisecond
+}
 
 // pauseState is the node's client pause.
 type pauseState struct {
@@ -88,19 +111,15 @@ func cmdClientPause(s *Server, _ *client, args [][]byte) resp.Value {
 		}
 	}
 	now := time.Now()
-	ms, err := resp.ParseInt(args[2])
+	ms, err := parseTimeoutMs(args[2], now)
 	switch {
 	case err != nil:
-		return resp.Err(errTimeoutNotInt)
-	case ms < 0:
-		return resp.Err(errTimeoutNeg)
-	case ms > (1<<63-1)-now.UnixMilli():
-		return resp.Err(errTimeoutOfRange)
+		return resp.Err(err)
 	case ms == 0:
 		// Redis stores an end of 0, which is already over: nothing pauses.
 		return resp.OK()
 	}
-	end := s.pause.set(now, now.Add(time.Duration(min(ms, int64(100*365*24*time.Hour/time.Millisecond)))*time.Millisecond), all)
+	end := s.pause.set(now, now.Add(timeoutDuration(ms)), all)
 	s.n.PauseExpiry(end)
 	return resp.OK()
 }

@@ -64,6 +64,7 @@ func resetCommand() *command {
 func cmdReset(s *Server, c *client, _ [][]byte) resp.Value {
 	c.tx = nil
 	c.asking = false
+	s.stopMonitor(c)
 	s.resetPubsub(c)
 	c.setProtocol(resp.RESP2)
 	c.setName("")

@@ -37,10 +37,15 @@ type client struct {
 	// a blocking command: true for ERROR, false for TIMEOUT.
 	unblockC chan bool
 
-	watch   *watchConn // the connection, readable ahead while a command is blocked
-	asking  bool       // ASKING seen: the next command may be served for an importing slot
-	closing bool       // QUIT: close after the reply
-	argvMem int        // the bytes of the current command's arguments (CLIENT LIST argv-mem)
+	watch   *watchConn        // the connection, readable ahead while a command is blocked
+	asking  bool              // ASKING seen: the next command may be served for an importing slot
+	closing bool              // QUIT: close after the reply
+	argvMem int               // the bytes of the current command's arguments (CLIENT LIST argv-mem)
+	writes  map[uint32]uint64 // per group, the applied index after c's last write there (WAIT)
+	inExec  bool              // EXEC is running queued node commands: WAIT does not block, MONITOR refuses
+	// monitoring: MONITOR mode (monitor.go); the connection's goroutine
+	// sets it, CLIENT LIST reads it under mu.
+	monitoring bool
 
 	// CLIENT REPLY (client_reply.go): replies are dropped while replyOff,
 	// and for the command after CLIENT REPLY SKIP (replySkip); skipNext is

@@ -244,6 +244,9 @@ func (s *Server) infoStats() [][2]string {
 	return append(f, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
 }
 
+// infoReplication is the replication section: the role as ROLE reads it
+// (replication_cmd.go); connected_slaves counts the other replicas of the
+// groups led here from the map, without asking them.
 func (s *Server) infoReplication() [][2]string {
 	t := s.topology()
 	followers := map[string]bool{}
@@ -254,15 +257,19 @@ func (s *Server) infoReplication() [][2]string {
 			}
 		}
 	}
-	return [][2]string{
-		kv("role", "master"),
+	v := s.role()
+	replid, offset := NodeID(t.self.ID), max(v.offset, 0)
+	if !v.master && v.connected {
+		replid = NodeID(v.leader.ID)
+	}
+	return append(s.infoRole(v),
 		kv("connected_slaves", len(followers)),
 		kv("master_failover_state", "no-failover"),
-		kv("master_replid", NodeID(t.self.ID)),
+		kv("master_replid", replid),
 		kv("master_replid2", strings.Repeat("0", 40)),
-		kv("master_repl_offset", 0),
+		kv("master_repl_offset", offset),
 		kv("second_repl_offset", -1),
-	}
+	)
 }
 
 func (s *Server) infoCPU() [][2]string {

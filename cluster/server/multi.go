@@ -266,6 +266,7 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 		if v.Kind == resp.KindNullArray || v.IsError() {
 			return v // a watched key changed (nothing ran), or the entry's fate
 		}
+		c.noteWrite(g)
 		if v.Kind != resp.KindArray || len(v.Elems) != len(data) {
 			return resp.Err(errors.New("ERR internal error: transaction reply of the wrong shape"))
 		}
@@ -273,6 +274,8 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 			replies[i] = v.Elems[j]
 		}
 	}
+	c.inExec = true // queued node commands do not block (WAIT), as in Redis
+	defer func() { c.inExec = false }()
 	for i, q := range tx.queued {
 		switch {
 		case q.slot >= 0:

@@ -216,6 +216,11 @@ func cmdPubsubHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 //     family and the commands flagged subscribed (PING, QUIT, RESET);
 //     anything else gets Redis's error. Unknown commands, arity errors and
 //     redirects come first, as in Redis (the normal path answers them).
+//
+// subscribeFamily: cmd is (P|S)SUBSCRIBE or (P|S)UNSUBSCRIBE, the push
+// commands of the pubsub group (MONITOR pushes too, but is not one).
+func subscribeFamily(cmd *command) bool { return cmd.push != nil && cmd.meta.Group == "pubsub" }
+
 func (s *Server) pubsubGate(c *client, cmd resp.Request) bool {
 	if c.sub == nil && c.tx == nil {
 		return false // the common case: one check
@@ -223,7 +228,7 @@ func (s *Server) pubsubGate(c *client, cmd resp.Request) bool {
 	args := cmd.Args
 	if inMulti(c) {
 		found := s.table.lookup(args[0])
-		if found == nil || found.push == nil || !found.meta.ArityOK(len(args)) {
+		if found == nil || !subscribeFamily(found) || !found.meta.ArityOK(len(args)) {
 			return false
 		}
 		s.received(c, cmd, route{cmd: found}, time.Now())
@@ -240,7 +245,7 @@ func (s *Server) pubsubGate(c *client, cmd resp.Request) bool {
 		return false
 	}
 	name, run, ok := fullName(r.cmd, args)
-	if !ok || run.push != nil || run.subscribed {
+	if !ok || subscribeFamily(run) || run.subscribed {
 		return false
 	}
 	if keys := r.cmd.meta.KeysOf(args); r.kind == routeNode && len(keys) > 0 {

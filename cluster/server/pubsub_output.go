@@ -124,7 +124,7 @@ func (o *outQueue) reply(v resp.Value, proto int) int {
 
 // afterAppend enforces the output buffer limit and wakes the writer. o.mu is held.
 func (o *outQueue) afterAppend() {
-	if o.sub.subscribed() {
+	if o.sub.subscribed() || o.sub.monitoring.Load() {
 		lim := o.s.ps.limits.Load().pubsub
 		if used := int64(len(o.buf) + o.inflight); o.overLimit(lim, used) {
 			o.kill(used)

@@ -48,6 +48,9 @@ type subscriber struct {
 	// counts mirror len(names[k]) for readers that do not take the
 	// registry's lock (CLIENT LIST, the subscribed-state gate).
 	counts [numKinds]atomic.Int64
+	// monitoring: the connection is in MONITOR mode (monitor.go); its
+	// output queue is limited as a subscriber's.
+	monitoring atomic.Bool
 }
 
 // confirmCount is the count a confirmation of kind k carries: channels

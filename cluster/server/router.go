@@ -71,16 +71,17 @@ func (s *Server) serveRun(c *client, cmds []resp.Request) int {
 		return 1
 	case r.kind != routeWrite && r.kind != routeRead:
 		v := s.exec(c, r, cmds[0].Args)
-		s.finish(c, metaOf(r.cmd), cmds[0].Args, time.Since(now), v, r.kind == routeReply)
-		s.send(c, v)
+		took := time.Since(now)
+		s.send(c, v) // before finish feeds monitors: a monitor's own reply comes first, as in Redis
+		s.finish(c, metaOf(r.cmd), cmds[0].Args, took, v, r.kind == routeReply)
 		return 1
 	}
 	batch, data := s.collectRun(c, r, cmds, now)
 	out := s.runBatch(c, r, data, batch)
 	took := time.Since(now)
 	for i, v := range out {
-		s.finish(c, data[i].Meta, batch[i], took, v, false)
 		s.send(c, v)
+		s.finish(c, data[i].Meta, batch[i], took, v, false)
 	}
 	return len(batch)
 }
@@ -162,6 +163,9 @@ func (s *Server) route(c *client, args [][]byte) route {
 	}
 	if !cmd.meta.ArityOK(len(args)) {
 		return route{cmd: cmd, reply: resp.Err(resp.ErrWrongArgs(cmd.meta.Name))}
+	}
+	if c.monitoring && cmd.meta.Flags&(resp.FlagWrite|resp.FlagReadOnly|resp.FlagMayReplicate) != 0 {
+		return route{cmd: cmd, reply: resp.Err(errReplicaKeyspace)} // a monitor is a replica to Redis
 	}
 	if cmd.isNode() {
 		return route{kind: routeNode, cmd: cmd}
@@ -293,6 +297,9 @@ func (s *Server) propose(c *client, g *cluster.Group, batch [][][]byte) []resp.V
 			out[i] = s.reply(c, g, outcomes[i], args)
 		}
 	}
+	if err == nil {
+		c.noteWrite(g) // WAIT waits for the followers to apply this far
+	}
 	return out
 }
 
@@ -343,10 +350,13 @@ func (s *Server) keyless(cmd *command, args [][]byte) resp.Value {
 }
 
 // ledGroups are the groups this node leads, in slot order.
-func (s *Server) ledGroups() []*cluster.Group {
+func (s *Server) ledGroups() []*cluster.Group { return s.groupsWhere((*cluster.Group).IsLeader) }
+
+// groupsWhere are the groups for which keep is true, in slot order.
+func (s *Server) groupsWhere(keep func(*cluster.Group) bool) []*cluster.Group {
 	var out []*cluster.Group
 	for _, g := range s.n.Groups() {
-		if g.IsLeader() {
+		if keep(g) {
 			out = append(out, g)
 		}
 	}

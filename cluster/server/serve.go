@@ -133,6 +133,7 @@ func (s *Server) closedConn(c *client) {
 	s.mu.Lock()
 	delete(s.clients, c.id)
 	s.mu.Unlock()
+	s.stopMonitor(c)
 	s.forgetClient(c) // its subscriptions and output writer (pubsub.go)
 	s.conns.Done()
 }

@@ -41,7 +41,10 @@ type Server struct {
 	stats       serverStats
 	startupHeap uint64 // the Go heap when the server was made (MEMORY STATS' startup.allocated)
 
-	ps *pubsub // subscriptions, fan-out, output limits (pubsub.go)
+	ps  *pubsub  // subscriptions, fan-out, output limits (pubsub.go)
+	mon monitors // MONITOR's connections (monitor.go)
+
+	shutdownFn atomic.Pointer[ShutdownFunc] // SHUTDOWN's hook (shutdown_cmd.go), set by the process
 
 	cfg     *configValues              // CONFIG's parameters (config_table.go)
 	connCfg connSettings               // the parameters connections read (config_behaviour.go)

@@ -88,6 +88,7 @@ func (s *Server) afterCall(c *client, meta *resp.Command, args [][]byte, d time.
 		event = "fast-command"
 	}
 	s.latency.sample(&s.statsCfg, event, d)
+	s.feedMonitors(c, meta, args)
 }
 
 func slowlogCommand() *command {

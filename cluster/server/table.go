@@ -49,5 +49,7 @@ func nodeCommands() []*command {
 	out = append(out, configCommand(), slowlogCommand(), latencyCommand())
 	out = append(out, saveCommands()...)
 	out = append(out, adminCommands()...)
+	out = append(out, replicationCommands()...)
+	out = append(out, lolwutCommand(), monitorCommand(), shutdownCommand())
 	return out
 }

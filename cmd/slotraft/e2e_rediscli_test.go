@@ -27,12 +27,7 @@ const (
 // slotraft processes (CLUSTER SETSLOT, MIGRATE, CLUSTER NODES markers),
 // then a real MIGRATE of keys to a plain redis-server.
 func TestRedisCLIReshardAndMigrate(t *testing.T) {
-	cli := lookRedisCLI(t)
-	if testing.Short() {
-		t.Skip("end-to-end test: skipped with -short")
-	}
-	c := startTestCluster(t, buildSlotraft(t), 3)
-	c.waitOK(t)
+	cli, c := e2eCluster(t, 3)
 	entry := c.nodes[0]
 	// Masters spread one per node: then no leadership moves under reshard.
 	var masters map[string]int

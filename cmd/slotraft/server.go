@@ -123,6 +123,13 @@ func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluste
 			return errors.Join(err, srv.Close(), node.Close(), ln.Close())
 		}
 	}
+	shutdownReq := make(chan bool, 1) // SHUTDOWN: whether to hand off first
+	srv.SetShutdown(func(handOff bool) {
+		select {
+		case shutdownReq <- handOff:
+		default: // one is already on its way
+		}
+	})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("slotraft node started",
@@ -137,6 +144,12 @@ func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluste
 		stop()
 		logger.Info("signal received, shutting down", "id", cfg.ID)
 		if handOff() {
+			leave(node, logger)
+		}
+	case handOff := <-shutdownReq:
+		stop()
+		logger.Info("SHUTDOWN received, shutting down", "id", cfg.ID, "hand_off", handOff)
+		if handOff {
 			leave(node, logger)
 		}
 	case <-node.LeaveRequested():
