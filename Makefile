@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # apt-get runs as root directly, through sudo otherwise.
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test test-deps lint chaos bench bench-failover bench-reshard bench-memory fuzz docker clean
+.PHONY: all build run test test-deps lint chaos bench bench-failover bench-reshard bench-memory bench-eviction fuzz docker clean
 
 all: build
 
@@ -71,6 +71,12 @@ bench-reshard:
 # minutes, not part of `make test`.
 bench-memory: test-deps
 	scripts/bench-memory.sh
+
+# The hit rate of a cache-aside Zipf trace under maxmemory allkeys-lru,
+# slotraft vs redis-server on the same trace (goal: within 5 points); a
+# minute or two, not part of `make test`. EVICT_* knobs in the script.
+bench-eviction: test-deps
+	scripts/bench-eviction.sh
 
 # Runs every Fuzz target for FUZZTIME (optional; not part of `make test`).
 fuzz:

@@ -31,6 +31,7 @@ workloads:
   failover   steady writes to one master's slots, kill -9 that master, time until writes succeed again
   reshard    a 3-node cluster of its own under a fixed-rate client: move a third of the slots, keys/s and p99
   memory     load N string keys; each node's heap (after a full GC) and RSS per key
+  eviction   a cache-aside Zipf trace (GET, SET on a miss) under maxmemory; the hit rate
 
 slotraft bench <workload> -h lists a workload's flags. With --csv the result
 rows use redis-benchmark's --csv columns (then count and errors), so one
@@ -57,6 +58,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchReshard(args[1:], stdout, stderr)
 	case "memory":
 		return runBenchMemory(args[1:], stdout, stderr)
+	case "eviction":
+		return runBenchEviction(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, benchUsage)
 		return nil

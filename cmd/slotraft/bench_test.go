@@ -63,6 +63,11 @@ func TestBenchAgainstProcesses(t *testing.T) {
 		checkMemoryRows(t, 2000, 3, "--addrs", all, "--cluster", "--keys", "2000", "--expire", "1h", "--settle", "300ms", "--timeout", "60s", "--csv")
 	})
 
+	t.Run("eviction", func(t *testing.T) {
+		checkEvictionRow(t, 4000, "--addrs", all, "--cluster", "--maxmemory", "200kb", "--keys", "5000",
+			"--ops", "5000", "--warmup", "1000", "--clients", "4", "--timeout", "120s")
+	})
+
 	t.Run("failover", func(t *testing.T) {
 		var out, errOut bytes.Buffer
 		args := []string{"bench", "failover", "--addrs", all, "--pids", strings.Join(pids, ","),
@@ -121,6 +126,35 @@ func TestBenchAgainstRedisServer(t *testing.T) {
 			}
 		}
 	})
+	t.Run("eviction", func(t *testing.T) {
+		// Above redis-server's own baseline of about a megabyte.
+		checkEvictionRow(t, 15000, "--addrs", addr, "--maxmemory", "2mb", "--keys", "30000",
+			"--ops", "20000", "--warmup", "5000", "--clients", "4", "--timeout", "60s")
+	})
+}
+
+// checkEvictionRow runs `slotraft bench eviction` with args (a trace that
+// outgrows maxmemory) and checks its CSV: every lookup after the warm-up
+// counted, no error, keys evicted, a hit rate strictly between 0 and 100.
+func checkEvictionRow(t *testing.T, lookups int, args ...string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	full := append([]string{"bench", "eviction", "--csv"}, args...)
+	if code := run(full, &out, &errOut); code != 0 {
+		t.Fatalf("slotraft %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(full, " "), code, out.String(), errOut.String())
+	}
+	t.Logf("stdout:\n%s", out.String())
+	recs := readCSV(t, out.String())
+	if len(recs) != 2 || len(recs[1]) != 7 {
+		t.Fatalf("want the eviction header and one row of 7 fields, got %q", recs)
+	}
+	r := recs[1]
+	if number(t, r[0]) != float64(lookups) || number(t, r[3]) != 0 || number(t, r[4]) <= 0 {
+		t.Fatalf("eviction row %q: want %d lookups, no error, keys evicted", r, lookups)
+	}
+	if rate := number(t, r[2]); rate <= 0 || rate >= 100 {
+		t.Fatalf("eviction row %q: hit rate %v", r, rate)
+	}
 }
 
 // checkMemoryRows runs `slotraft bench memory` with args and checks its
