@@ -41,6 +41,7 @@ func clusterCommands() []*command {
 		nondeterministic(sub("shards", 2, ls, "7.0.0", "Returns the mapping of cluster slots to shards.", "O(N) where N is the total number of cluster nodes", cmdClusterShards)),
 		nondeterministic(sub("slots", 2, ls, "3.0.0", "Returns the mapping of cluster slots to nodes.", "O(N) where N is the total number of Cluster nodes", cmdClusterSlots)),
 	}
+	subs = append(subs, clusterOpsCommands(sub)...) // cluster_ops.go
 	meta := &resp.Command{Name: "cluster", Arity: -2, Group: "cluster", Since: "3.0.0",
 		Summary: "A container for Redis Cluster commands.", Complexity: "Depends on subcommand."}
 	return []*command{
@@ -89,48 +90,55 @@ func cmdClusterShards(s *Server, _ *client, _ [][]byte) resp.Value {
 
 func cmdClusterNodes(s *Server, _ *client, _ [][]byte) resp.Value {
 	t := s.topology()
-	live := t.live
 	now := time.Now().UnixMilli()
 	var b strings.Builder
 	for _, p := range t.peers {
-		master, ranges, masterID := t.nodeRole(p.ID)
-		host, port := hostPort(p.ClientAddr)
-		_, bus := hostPort(p.BusAddr)
-		addr := fmt.Sprintf("%s:%d@%d", host, port, bus)
-		if !isIP(host) {
-			addr += "," + host
-		}
-		var flags []string
-		if p.ID == t.self.ID {
-			flags = append(flags, "myself")
-		}
-		epoch, mid := t.epoch[p.ID], "-"
-		if master {
-			flags = append(flags, "master")
-		} else {
-			flags = append(flags, "slave")
-			epoch, mid = t.epoch[masterID], NodeID(masterID)
-		}
-		pong, link := now, "connected"
-		switch live[p.ID] {
-		case cluster.GossipSuspect:
-			flags = append(flags, "fail?")
-		case cluster.GossipDead, cluster.GossipLeft:
-			flags, pong, link = append(flags, "fail"), 0, "disconnected"
-		}
-		if p.ID == t.self.ID {
-			pong = 0
-		}
-		fmt.Fprintf(&b, "%s %s %s %s 0 %d %d %s", NodeID(p.ID), addr, strings.Join(flags, ","), mid, pong, epoch, link)
-		for _, r := range ranges {
-			b.WriteString(" " + r.String())
-		}
+		b.WriteString(t.nodeLine(p, now))
 		if p.ID == t.self.ID {
 			b.WriteString(migrationMarks(p.ID, t.leaders(), s.n.Map().Migrations)) // setslot.go
 		}
 		b.WriteString("\n")
 	}
 	return resp.Verbatim("txt", []byte(b.String()))
+}
+
+// nodeLine is p's line of CLUSTER NODES (without migration marks or the
+// newline), as CLUSTER REPLICAS lists it too.
+func (t *topology) nodeLine(p cluster.Peer, now int64) string {
+	var b strings.Builder
+	master, ranges, masterID := t.nodeRole(p.ID)
+	host, port := hostPort(p.ClientAddr)
+	_, bus := hostPort(p.BusAddr)
+	addr := fmt.Sprintf("%s:%d@%d", host, port, bus)
+	if !isIP(host) {
+		addr += "," + host
+	}
+	var flags []string
+	if p.ID == t.self.ID {
+		flags = append(flags, "myself")
+	}
+	epoch, mid := t.epoch[p.ID], "-"
+	if master {
+		flags = append(flags, "master")
+	} else {
+		flags = append(flags, "slave")
+		epoch, mid = t.epoch[masterID], NodeID(masterID)
+	}
+	pong, link := now, "connected"
+	switch t.live[p.ID] {
+	case cluster.GossipSuspect:
+		flags = append(flags, "fail?")
+	case cluster.GossipDead, cluster.GossipLeft:
+		flags, pong, link = append(flags, "fail"), 0, "disconnected"
+	}
+	if p.ID == t.self.ID {
+		pong = 0
+	}
+	fmt.Fprintf(&b, "%s %s %s %s 0 %d %d %s", NodeID(p.ID), addr, strings.Join(flags, ","), mid, pong, epoch, link)
+	for _, r := range ranges {
+		b.WriteString(" " + r.String())
+	}
+	return b.String()
 }
 
 func cmdClusterInfo(s *Server, _ *client, _ [][]byte) resp.Value {
@@ -154,11 +162,7 @@ func cmdClusterInfo(s *Server, _ *client, _ [][]byte) resp.Value {
 			masters[gv.leader] = true
 		}
 	}
-	myMaster, _, mid := t.nodeRole(t.self.ID)
-	myEpoch := t.epoch[t.self.ID]
-	if !myMaster {
-		myEpoch = t.epoch[mid]
-	}
+	myEpoch := t.myEpoch()
 	lines := []string{
 		"cluster_state:" + state,
 		fmt.Sprintf("cluster_slots_assigned:%d", assigned),
@@ -174,6 +178,15 @@ func cmdClusterInfo(s *Server, _ *client, _ [][]byte) resp.Value {
 		"total_cluster_links_buffer_limit_exceeded:0",
 	}
 	return resp.Verbatim("txt", []byte(strings.Join(lines, "\r\n")+"\r\n"))
+}
+
+// myEpoch is this node's config epoch as CLUSTER INFO and NODES show it:
+// its own, or its master's for a replica.
+func (t *topology) myEpoch() int {
+	if master, _, mid := t.nodeRole(t.self.ID); !master {
+		return t.epoch[mid]
+	}
+	return t.epoch[t.self.ID]
 }
 
 func cmdClusterMyID(s *Server, _ *client, _ [][]byte) resp.Value {
