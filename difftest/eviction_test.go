@@ -45,12 +45,7 @@ func TestEvictionDifferential(t *testing.T) {
 	}
 	for _, proto := range []string{"2", "3"} {
 		rc, sc := connect(t, redisAddr, proto), connect(t, slotraftAddr, proto)
-		for _, args := range cmds {
-			want, got := both(t, rc, sc, args)
-			if want.String() != got.String() {
-				t.Errorf("RESP%s %q:\n  redis:    %s\n  slotraft: %s", proto, args, want, got)
-			}
-		}
+		sameReplies(t, rc, sc, cmds)
 		for _, field := range []string{"maxmemory:", "maxmemory_policy:", "evicted_keys:", "evicted_clients:",
 			"total_eviction_exceeded_time:", "current_eviction_exceeded_time:", "used_memory_dataset:"} {
 			for name, c := range map[string]*client{"redis-server": rc, "slotraft": sc} {

@@ -21,6 +21,40 @@ import (
 // redis-server the test is skipped, or fails when CI=true.
 func startRedis(t *testing.T) string {
 	t.Helper()
+	return startRedisWith(t)
+}
+
+// startRedisCluster starts redis-server as a one-node Redis Cluster that
+// serves every slot, and returns its address once the cluster is ok.
+func startRedisCluster(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	addr := startRedisWith(t, "--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf")
+	c, err := dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	if r, err := c.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); err != nil || r.str != "OK" {
+		t.Fatalf("CLUSTER ADDSLOTSRANGE: %v %v", r, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := c.do("CLUSTER", "INFO")
+		if err == nil && strings.Contains(r.str, "cluster_state:ok") {
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server cluster on %s not ok: %v %v", addr, r, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startRedisWith starts redis-server with extra arguments and returns its
+// address once it answers PING.
+func startRedisWith(t *testing.T, extra ...string) string {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -35,8 +69,9 @@ func startRedis(t *testing.T) string {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
-		"--appendonly", "no", "--dir", dir, "--daemonize", "no", "--logfile", dir+"/redis.log")
+	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
+		"--appendonly", "no", "--dir", dir, "--daemonize", "no", "--logfile", dir + "/redis.log"}, extra...)
+	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ func init() {
 			"O(1)", renameCmd(false)),
 		genCmd("renamenx", 3, fW|fF, 1, 2, 1, aclKeyWriteFast, "1.0.0", "Renames a key only when the target key name doesn't exist.",
 			"O(1)", renameCmd(true)),
+		genCmd("move", 3, fW|fF, 1, 1, 1, aclKeyWriteFast, "1.0.0", "Moves a key to another database.", "O(1)", moveCmd),
 		genCmd("copy", -3, fW|fD, 1, 2, 1, aclKeyWriteSlow, "6.2.0", "Copies the value of a key to a new key.",
 			"O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", copyCmd),
 	)
@@ -40,6 +41,10 @@ func init() {
 		registry[n].Meta.Tips = tipsMultiSum
 	}
 }
+
+// moveCmd is MOVE in a cluster: routed by its key like Redis Cluster's, then
+// refused, as redis-server with cluster-enabled yes does (only database 0).
+func moveCmd(*Ctx, [][]byte) resp.Value { return errf("ERR MOVE is not allowed in cluster mode") }
 
 func delCmd(c *Ctx, args [][]byte) resp.Value {
 	var n int64

@@ -112,7 +112,7 @@ func (s *Server) settable(c *client, p *configParam, name string, changes []conf
 	switch {
 	case p.flags&cfgImmutable != 0:
 		return errConfigImmutable
-	case p.flags&cfgProtected != 0 && !s.protectedAllowed(c):
+	case p.flags&cfgProtected != 0 && !s.protectedAllowed(c, "enable-protected-configs"):
 		return errConfigProtected
 	case slices.ContainsFunc(changes, func(ch configChange) bool { return ch.name == name }):
 		return errConfigDuplicate
@@ -120,10 +120,11 @@ func (s *Server) settable(c *client, p *configParam, name string, changes []conf
 	return nil
 }
 
-// protectedAllowed is Redis's allowProtectedAction for
-// enable-protected-configs: yes, or local and c on a loopback address.
-func (s *Server) protectedAllowed(c *client) bool {
-	p := s.cfg.reg.lookup("enable-protected-configs")
+// protectedAllowed is Redis's allowProtectedAction for the setting named
+// (enable-protected-configs, enable-module-command, enable-debug-command):
+// yes, or local and c on a loopback address.
+func (s *Server) protectedAllowed(c *client, setting string) bool {
+	p := s.cfg.reg.lookup(setting)
 	if p == nil {
 		return false
 	}

@@ -51,5 +51,7 @@ func nodeCommands() []*command {
 	out = append(out, adminCommands()...)
 	out = append(out, replicationCommands()...)
 	out = append(out, lolwutCommand(), monitorCommand(), shutdownCommand())
+	out = append(out, clusterModeCommands()...) // cluster_mode.go
+	out = append(out, moduleCommand())
 	return out
 }
