@@ -27,7 +27,26 @@ func saveCommands() []*command {
 			ACL: []string{"admin", "fast", "dangerous"}, Group: "server", Since: "1.0.0",
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Complexity: "O(1)",
 			Tips: []string{"nondeterministic_output"}}, node: cmdLastsave},
+		{meta: &resp.Command{Name: "bgrewriteaof", Arity: 1, Flags: resp.FlagAdmin | resp.FlagNoScript,
+			ACL: admin, Group: "server", Since: "1.0.0", Summary: "Asynchronously rewrites the append-only file to disk.",
+			Complexity: "O(1)"}, node: cmdBgrewriteaof},
 	}
+}
+
+// cmdBgrewriteaof: the Raft log is slotraft's append-only file, and a
+// snapshot of every group hosted here is its rewrite (Raft compacts the
+// log behind a snapshot), so BGREWRITEAOF is BGSAVE SCHEDULE with Redis's
+// AOF texts: scheduled behind a save in progress, as Redis schedules a
+// rewrite behind a child.
+func cmdBgrewriteaof(s *Server, _ *client, _ [][]byte) resp.Value {
+	switch scheduled, err := s.n.BackgroundSave(true); {
+	case err != nil:
+		s.log.Warn("BGREWRITEAOF: snapshot not started", "err", err)
+		return resp.Err(resp.NewError("ERR Can't execute an AOF background rewriting. Please check the server logs for more information."))
+	case scheduled:
+		return resp.Status("Background append only file rewriting scheduled")
+	}
+	return resp.Status("Background append only file rewriting started")
 }
 
 func cmdSave(s *Server, _ *client, _ [][]byte) resp.Value {

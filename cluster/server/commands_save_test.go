@@ -78,6 +78,20 @@ func TestSaveCommands(t *testing.T) {
 	if st := c.Nodes[li].SaveStatus(); !st.LastOK {
 		t.Fatalf("save status after BGSAVE: %+v", st)
 	}
+	// BGREWRITEAOF is a snapshot too, scheduled behind one in progress.
+	before := c.Nodes[li].SaveStatus().LastSave
+	if got := do("BGREWRITEAOF"); got != "+Background append only file rewriting started" {
+		t.Fatalf("BGREWRITEAOF = %q", got)
+	}
+	switch got := do("BGREWRITEAOF"); got {
+	case "+Background append only file rewriting scheduled", "+Background append only file rewriting started":
+	default:
+		t.Fatalf("second BGREWRITEAOF = %q", got)
+	}
+	cluster.PollUntil(t, "the rewrite's snapshot taken", func() bool {
+		st := c.Nodes[li].SaveStatus()
+		return !st.InProgress && st.LastOK && st.LastSave.After(before)
+	})
 }
 
 func appliedIndex(t *testing.T, n *cluster.Node, gid uint32) uint64 {
