@@ -16,26 +16,29 @@ import (
 
 // clusterOpsCommands are the CLUSTER subcommands of this file.
 func clusterOpsCommands(sub func(name string, arity int, flags resp.Flag, since, summary, complexity string, run nodeHandler) *command) []*command {
-	admin := func(c *command) *command {
-		c.meta.ACL = []string{"admin", "slow", "dangerous"}
-		return c
-	}
 	const as = resp.FlagAdmin | resp.FlagStale
 	replicas := func(name, since string) *command {
-		return nondeterministic(admin(sub(name, 3, as, since, "Lists the replica nodes of a master node.",
+		return nondeterministic(adminACL(sub(name, 3, as, since, "Lists the replica nodes of a master node.",
 			"O(N) where N is the number of replicas.", cmdClusterReplicas)))
 	}
 	return []*command{
-		nondeterministic(admin(sub("bumpepoch", 2, as, "3.0.0", "Advances the cluster config epoch.", "O(1)", cmdClusterBumpEpoch))),
-		nondeterministic(admin(sub("count-failure-reports", 3, as, "3.0.0", "Returns the number of active failure reports active for a node.",
+		nondeterministic(adminACL(sub("bumpepoch", 2, as, "3.0.0", "Advances the cluster config epoch.", "O(1)", cmdClusterBumpEpoch))),
+		nondeterministic(adminACL(sub("count-failure-reports", 3, as, "3.0.0", "Returns the number of active failure reports active for a node.",
 			"O(N) where N is the number of failure reports", cmdClusterFailureReports))),
-		admin(sub("failover", -2, as, "3.0.0", "Forces a replica to perform a manual failover of its master.", "O(1)", cmdClusterFailover)),
-		admin(sub("forget", 3, as, "3.0.0", "Removes a node from the nodes table.", "O(1)", cmdClusterForget)),
+		adminACL(sub("failover", -2, as, "3.0.0", "Forces a replica to perform a manual failover of its master.", "O(1)", cmdClusterFailover)),
+		adminACL(sub("forget", 3, as, "3.0.0", "Removes a node from the nodes table.", "O(1)", cmdClusterForget)),
 		replicas("replicas", "5.0.0"),
-		admin(sub("saveconfig", 2, as, "3.0.0", "Forces a node to save the cluster configuration to disk.", "O(1)", cmdClusterSaveConfig)),
-		admin(sub("set-config-epoch", 3, as, "3.0.0", "Sets the configuration epoch for a new node.", "O(1)", cmdClusterSetConfigEpoch)),
+		adminACL(sub("saveconfig", 2, as, "3.0.0", "Forces a node to save the cluster configuration to disk.", "O(1)", cmdClusterSaveConfig)),
+		adminACL(sub("set-config-epoch", 3, as, "3.0.0", "Sets the configuration epoch for a new node.", "O(1)", cmdClusterSetConfigEpoch)),
 		replicas("slaves", "3.0.0"),
 	}
+}
+
+// adminACL gives an admin command Redis's ACL categories for the ADMIN
+// flag: admin, slow, dangerous.
+func adminACL(c *command) *command {
+	c.meta.ACL = []string{"admin", "slow", "dangerous"}
+	return c
 }
 
 // peerByNodeID finds the node whose Redis Cluster id is name, as Redis's

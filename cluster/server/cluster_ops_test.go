@@ -34,6 +34,11 @@ func TestClusterOpsErrors(t *testing.T) {
 		{"CLUSTER SET-CONFIG-EPOCH x", "-ERR value is not an integer or out of range"},
 		{"CLUSTER SET-CONFIG-EPOCH -1", "-ERR Invalid config epoch specified: -1"},
 		{"CLUSTER SET-CONFIG-EPOCH 5", "-ERR The user can assign a config epoch only when the node does not know any other node."},
+		{"CLUSTER ADDSLOTS 7", "-ERR Slot 7 is already busy"},
+		{"CLUSTER DELSLOTS 7 8", "-" + errNoUnassign.Error()},
+		{"CLUSTER DELSLOTSRANGE 7 8 8 9", "-ERR Slot 8 specified multiple times"},
+		{"CLUSTER FLUSHSLOTS", "-" + errNoUnassign.Error()}, // no key here
+		{"CLUSTER RESET", "-" + errNoReset.Error()},
 	} {
 		if got := do(strings.Fields(st[0])...); got != st[1] {
 			t.Errorf("%s: got %q, want %q", st[0], got, st[1])

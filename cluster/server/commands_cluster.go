@@ -41,7 +41,8 @@ func clusterCommands() []*command {
 		nondeterministic(sub("shards", 2, ls, "7.0.0", "Returns the mapping of cluster slots to shards.", "O(N) where N is the total number of cluster nodes", cmdClusterShards)),
 		nondeterministic(sub("slots", 2, ls, "3.0.0", "Returns the mapping of cluster slots to nodes.", "O(N) where N is the total number of Cluster nodes", cmdClusterSlots)),
 	}
-	subs = append(subs, clusterOpsCommands(sub)...) // cluster_ops.go
+	subs = append(subs, clusterOpsCommands(sub)...)     // cluster_ops.go
+	subs = append(subs, clusterSlotOpsCommands(sub)...) // cluster_slots_ops.go
 	meta := &resp.Command{Name: "cluster", Arity: -2, Group: "cluster", Since: "3.0.0",
 		Summary: "A container for Redis Cluster commands.", Complexity: "Depends on subcommand."}
 	return []*command{
