@@ -27,6 +27,8 @@ func clusterOpsCommands(sub func(name string, arity int, flags resp.Flag, since,
 			"O(N) where N is the number of failure reports", cmdClusterFailureReports))),
 		adminACL(sub("failover", -2, as, "3.0.0", "Forces a replica to perform a manual failover of its master.", "O(1)", cmdClusterFailover)),
 		adminACL(sub("forget", 3, as, "3.0.0", "Removes a node from the nodes table.", "O(1)", cmdClusterForget)),
+		nondeterministic(sub("links", 2, resp.FlagStale, "7.0.0", "Returns a list of all TCP links to and from peer nodes.",
+			"O(N) where N is the total number of Cluster nodes", cmdClusterLinks)),
 		replicas("replicas", "5.0.0"),
 		adminACL(sub("saveconfig", 2, as, "3.0.0", "Forces a node to save the cluster configuration to disk.", "O(1)", cmdClusterSaveConfig)),
 		adminACL(sub("set-config-epoch", 3, as, "3.0.0", "Sets the configuration epoch for a new node.", "O(1)", cmdClusterSetConfigEpoch)),
@@ -196,4 +198,29 @@ func cmdClusterSetConfigEpoch(s *Server, _ *client, args [][]byte) resp.Value {
 		return resp.Err(resp.NewError("ERR The user can assign a config epoch only when the node does not know any other node."))
 	}
 	return resp.Err(resp.NewError("ERR Node config epoch is already non-zero"))
+}
+
+// cmdClusterLinks lists this node's bus links as Redis's: per peer, one
+// "to" link (connections this node opened) and one "from" link (opened by
+// the peer), each the oldest live connection that way. The bus writes
+// without a send queue of its own (a connection's writes go straight to
+// its socket), so the send buffers are 0 and events are "r".
+func cmdClusterLinks(s *Server, _ *client, _ [][]byte) resp.Value {
+	links := s.n.BusLinks()
+	out := make([]resp.Value, 0, len(links))
+	for _, l := range links {
+		dir := "to"
+		if l.Inbound {
+			dir = "from"
+		}
+		out = append(out, resp.Map(
+			resp.BulkString("direction"), resp.BulkString(dir),
+			resp.BulkString("node"), resp.BulkString(NodeID(l.Peer)),
+			resp.BulkString("create-time"), resp.Int(l.Created.UnixMilli()),
+			resp.BulkString("events"), resp.BulkString("r"),
+			resp.BulkString("send-buffer-allocated"), resp.Int(0),
+			resp.BulkString("send-buffer-used"), resp.Int(0),
+		))
+	}
+	return resp.Array(out...)
 }

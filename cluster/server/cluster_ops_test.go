@@ -95,3 +95,32 @@ func TestClusterFailoverTakesOver(t *testing.T) {
 		t.Fatalf("CLUSTER FAILOVER on node 1, now a master: %s", got)
 	}
 }
+
+// TestClusterLinks: a node of a 3-node cluster has a link to and from
+// each of the two others (Raft and gossip keep connections up both ways),
+// in Redis's format.
+func TestClusterLinks(t *testing.T) {
+	c := cluster.NewTestCluster(t, 3, 3)
+	li, addr := serveLeader(t, c, 1)
+	do := connDo(t, addr)
+	want := map[string]bool{}
+	for i, n := range c.Nodes {
+		if i != li {
+			want["to "+NodeID(n.Self().ID)], want["from "+NodeID(n.Self().ID)] = true, true
+		}
+	}
+	var got string
+	cluster.PollUntil(t, "links both ways to both peers", func() bool {
+		got = do("CLUSTER", "LINKS")
+		for w := range want {
+			f := strings.Fields(w)
+			if !strings.Contains(got, "[direction "+f[0]+" node "+f[1]+" create-time ") {
+				return false
+			}
+		}
+		return strings.Count(got, "[direction") == len(want)
+	})
+	if !strings.Contains(got, " events r send-buffer-allocated :0 send-buffer-used :0]") {
+		t.Fatalf("CLUSTER LINKS: %s", got)
+	}
+}

@@ -181,6 +181,8 @@ type conn struct {
 	faults        *Faults
 	onClose       func(*conn)
 	once          sync.Once
+	inbound       bool      // accepted, not dialled (Links)
+	created       time.Time // when it was set up (Links)
 }
 
 func (c *conn) Write(b []byte) (int, error) {

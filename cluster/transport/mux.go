@@ -172,7 +172,7 @@ func (m *Mux) handshake(raw net.Conn) {
 		return
 	}
 	_ = raw.SetReadDeadline(time.Time{})
-	c, err := m.wrap(raw, h.from, h.group)
+	c, err := m.wrap(raw, h.from, h.group, true)
 	if err != nil {
 		return
 	}
@@ -222,8 +222,9 @@ func (m *Mux) refuse(c *conn) {
 }
 
 // wrap turns raw into a tracked, fault-checked conn; on error raw is closed.
-func (m *Mux) wrap(raw net.Conn, remote string, group uint32) (*conn, error) {
-	c := &conn{Conn: raw, local: m.cfg.LocalID, remote: remote, group: group, faults: m.cfg.Faults}
+func (m *Mux) wrap(raw net.Conn, remote string, group uint32, inbound bool) (*conn, error) {
+	c := &conn{Conn: raw, local: m.cfg.LocalID, remote: remote, group: group, faults: m.cfg.Faults,
+		inbound: inbound, created: time.Now()}
 	c.onClose = func(c *conn) { m.untrack(c) }
 	if !m.track(c) {
 		_ = raw.Close()
@@ -256,7 +257,7 @@ func (m *Mux) dial(addr string, group uint32, timeout time.Duration) (*conn, err
 	if err != nil {
 		return nil, err
 	}
-	c, err := m.wrap(raw, remote, group)
+	c, err := m.wrap(raw, remote, group, false)
 	if err != nil {
 		return nil, err
 	}
