@@ -62,3 +62,21 @@ func TestScriptSandboxDifferential(t *testing.T) {
 	ops = append(ops, evalOp("KEYS[1] = 'z' table.insert(ARGV, 'w') return {KEYS[1], ARGV[2]}", "1", "{k}a", "b"))
 	compareOps(t, rc, sc, ops)
 }
+
+// TestScriptShebangDifferential: EVAL's shebang and its flags. no-cluster
+// is left out: redis-server here is not a cluster, slotraft always is.
+func TestScriptShebangDifferential(t *testing.T) {
+	redisAddr, slotraftAddr := startRedis(t), startSlotraft(t)
+	rc, sc := connect(t, redisAddr, "2"), connect(t, slotraftAddr, "2")
+	var ops []op
+	for _, body := range []string{
+		"#!lua\nreturn 1", "#!lua", "#!js\nreturn 1", "#!\nreturn 1", "#!lua name=x\nreturn 1", "#!lua bogus=1\nreturn 1",
+		"#!lua flags=bogus\nreturn 1", "#!lua flags=no-writes,\nreturn 1", "#!lua flags=\nreturn 1", "#!lua  flags=allow-stale\nreturn 1",
+		"#!lua flags=no-writes,allow-oom,allow-stale,allow-cross-slot-keys\nreturn 1", "#!lua\nreturn x",
+		"#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'v')", "#!lua\nreturn redis.call('set', KEYS[1], 'v')",
+		"#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])",
+	} {
+		ops = append(ops, evalOp(body, "1", "{s}k"), op{args: []string{"EVAL_RO", body, "1", "{s}k"}})
+	}
+	compareOps(t, rc, sc, ops)
+}

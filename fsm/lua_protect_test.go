@@ -66,10 +66,7 @@ func TestScriptReadonlyTables(t *testing.T) {
 		{"return {unpack({1, 2, 3}, 2)}", []string{"0"}, "[:2 :3]"},
 		{"return {unpack({1, 2, 3}, 3, 2)}", []string{"0"}, "[]"},
 	}
-	for _, c := range cases {
-		h := newHarness(t)
-		scriptCheck(t, h, c, h.scriptDo(append([]string{"eval", c.script}, c.args...)...))
-	}
+	evalCases(t, cases)
 }
 
 // TestFunctionReadonlyTables: a function's callback sees the same
@@ -81,4 +78,51 @@ func TestFunctionReadonlyTables(t *testing.T) {
 		{[]string{"FCALL", "f", "0"}, "-ERR user_function:2: Attempt to modify a readonly table script: f, on @user_function:2."},
 		{[]string{"FCALL", "g", "0"}, `"A"`},
 	})
+}
+
+// TestScriptShebang: EVAL's "#!lua" line and its flags, with Redis 7.2's
+// errors (eval.c evalExtractShebangFlags, script.c scriptPrepareForRun).
+func TestScriptShebang(t *testing.T) {
+	cases := []scriptCase{
+		{"#!lua\nreturn 1", []string{"0"}, ":1"},
+		{"#!lua", []string{"0"}, "-ERR Invalid script shebang"},
+		{"#!js\nreturn 1", []string{"0"}, "-ERR Unexpected engine in script shebang: #!js"},
+		{"#!\nreturn 1", []string{"0"}, "-ERR Unexpected engine in script shebang: #!"},
+		{"#!lua name=x\nreturn 1", []string{"0"}, "-ERR Unknown lua shebang option: name=x"},
+		{"#!lua flags=bogus\nreturn 1", []string{"0"}, "-ERR Unexpected flag in script shebang: bogus"},
+		{"#!lua flags=no-writes,\nreturn 1", []string{"0"}, "-ERR Unexpected flag in script shebang: "},
+		{"#!lua flags=\nreturn 1", []string{"0"}, ":1"},
+		{"#!lua flags=no-writes,allow-oom,allow-stale,allow-cross-slot-keys\nreturn 1", []string{"0"}, ":1"},
+		{"#!lua flags=no-cluster\nreturn 1", []string{"0"}, "-ERR Can not run script on cluster, 'no-cluster' flag is set."},
+		{"#!lua\nreturn x", []string{"0"}, "-ERR user_script:2: Script attempted to access nonexistent global variable 'x' script: $SHA, on @user_script:2."},
+		{"#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'v')", []string{"1", "k"},
+			"-ERR Write commands are not allowed from read-only scripts. script: $SHA, on @user_script:2."},
+		{"#!lua\nreturn redis.call('set', KEYS[1], 'v')", []string{"1", "k"}, "+OK"},
+	}
+	evalCases(t, cases)
+	ro := []scriptCase{
+		{"#!lua\nreturn 1", []string{"0"}, "-ERR Can not execute a script with write flag using *_ro command."},
+		{"#!lua flags=no-writes\nreturn 1", []string{"0"}, ":1"},
+		{"return 1", []string{"0"}, ":1"},
+	}
+	for _, c := range ro {
+		h := newHarness(t)
+		scriptCheck(t, h, c, h.scriptRead(append([]string{"eval_ro", c.script}, c.args...)...))
+	}
+	// A refused script is cached all the same, as Redis caches it first.
+	h := newHarness(t)
+	body := "#!lua flags=no-cluster\nreturn 1"
+	h.scriptDo("eval", body, "0")
+	if got := h.scriptDo("script", "exists", scriptSHA(body)); got != "[:1]" {
+		t.Errorf("SCRIPT EXISTS after a no-cluster EVAL: %s", got)
+	}
+}
+
+// evalCases runs each case's EVAL on a new harness.
+func evalCases(t *testing.T, cases []scriptCase) {
+	t.Helper()
+	for _, c := range cases {
+		h := newHarness(t)
+		scriptCheck(t, h, c, h.scriptDo(append([]string{"eval", c.script}, c.args...)...))
+	}
 }

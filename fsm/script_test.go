@@ -141,7 +141,7 @@ func TestScriptErrors(t *testing.T) {
 		{"return 1", []string{"abc"}, "-ERR value is not an integer or out of range"},
 		{"#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'x')", []string{"1", "k"}, "-ERR Write commands are not allowed from read-only scripts. script: $SHA, on @user_script:2."},
 		{"#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", []string{"1", "str"}, `"abc"`},
-		{"#!python\nreturn 1", []string{"0"}, "-ERR Could not find engine 'python'"},
+		{"#!python\nreturn 1", []string{"0"}, "-ERR Unexpected engine in script shebang: #!python"},
 	}
 	for _, c := range cases {
 		h := newHarness(t)
