@@ -80,3 +80,31 @@ func TestScriptShebangDifferential(t *testing.T) {
 	}
 	compareOps(t, rc, sc, ops)
 }
+
+// TestScriptAPIDifferential: the redis.* helpers, their errors, and
+// precompiled chunks. Left out: redis.REDIS_VERSION (7.0 against 7.2),
+// blocking commands from scripts (Redis 7.0 refuses some, 7.2 runs them
+// without blocking, as slotraft does).
+func TestScriptAPIDifferential(t *testing.T) {
+	redisAddr, slotraftAddr := startRedis(t), startSlotraft(t)
+	rc, sc := connect(t, redisAddr, "2"), connect(t, slotraftAddr, "2")
+	var ops []op
+	for _, body := range []string{
+		"return redis.error_reply('')", "return redis.status_reply('')", "return redis.error_reply('My err')",
+		"return redis.error_reply('-My err')", "return redis.status_reply('OK2')", "return redis.error_reply()",
+		"return redis.error_reply(1)", "return redis.status_reply()", "return redis.sha1hex('')", "return redis.sha1hex()",
+		"return redis.sha1hex(1)", "return redis.sha1hex('Pizza & Mandolino')", "return redis.replicate_commands()",
+		"return redis.breakpoint()", "return redis.debug('x')", "return redis.set_repl(redis.REPL_ALL)",
+		"return redis.set_repl(100)", "return redis.set_repl()",
+		"return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL}",
+		"return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING}",
+		"return redis.log(redis.LOG_WARNING, 'hi')", "return redis.log(redis.LOG_WARNING)", "return redis.log('x', 'y')",
+		"return redis.log(9, 'y')", "return redis.acl_check_cmd('get', 'x')", "return redis.acl_check_cmd('nosuch')",
+		"return redis.acl_check_cmd()", "return redis.setresp(4)", "return redis.setresp()", "return redis.call()",
+		"return redis.call('nosuch')", "return redis.pcall('nosuch')", "return type(redis.REDIS_VERSION_NUM)",
+		"\x1bLua", "#!lua\n\x1bLua",
+	} {
+		ops = append(ops, evalOp(body))
+	}
+	compareOps(t, rc, sc, ops)
+}

@@ -125,6 +125,10 @@ func compileScript(body []byte) (*compiledScript, error) {
 	if err != nil {
 		return nil, err
 	}
+	if first, line := bytes.TrimPrefix(body[n:], []byte("\n")), 1+min(n, 1); bytes.HasPrefix(first, []byte("\x1b")) {
+		// Redis's Lua never loads precompiled code: its lexer meets ESC.
+		return nil, resp.Errorf("ERR Error compiling script (new function): user_script:%d: unexpected symbol near 'char(27)'", line)
+	}
 	// Keep line numbers: the shebang line is skipped, its line feed kept.
 	proto, err := compileLua(body[n:], "user_script", "ERR Error compiling script (new function)")
 	if err != nil {

@@ -126,3 +126,13 @@ func evalCases(t *testing.T, cases []scriptCase) {
 		scriptCheck(t, h, c, h.scriptDo(append([]string{"eval", c.script}, c.args...)...))
 	}
 }
+
+// TestScriptBinaryChunk: precompiled code is refused with the error of
+// Redis's lexer, which never loads bytecode.
+func TestScriptBinaryChunk(t *testing.T) {
+	evalCases(t, []scriptCase{
+		{"\x1bLua", []string{"0"}, "-ERR Error compiling script (new function): user_script:1: unexpected symbol near 'char(27)'"},
+		{"#!lua\n\x1bLua", []string{"0"}, "-ERR Error compiling script (new function): user_script:2: unexpected symbol near 'char(27)'"},
+		{"return loadstring('\\27Lua')", []string{"0"}, "nil"},
+	})
+}
