@@ -103,19 +103,7 @@ func TestFunctionsDifferential(t *testing.T) {
 				{args: []string{"FUNCTION", "LIST"}},
 				{args: []string{"FUNCTION", "STATS"}},
 			}
-			for i, o := range ops {
-				want, err := rc.do(o.args...)
-				if err != nil {
-					t.Fatalf("redis-server: %v", err)
-				}
-				got, err := sc.do(o.args...)
-				if err != nil {
-					t.Fatalf("slotraft: %v", err)
-				}
-				if w, g := normalize(want, o.mode), normalize(got, o.mode); w != g {
-					t.Errorf("op %d %.80q:\n  redis:    %s\n  slotraft: %s", i, o.args, w, g)
-				}
-			}
+			compareOps(t, rc, sc, ops)
 		})
 	}
 }

@@ -449,11 +449,11 @@ func fcallCmd(readOnly bool) func(*Ctx, [][]byte) resp.Value {
 		}
 		// scriptPrepareForRun's checks; this is a cluster.
 		if fn.flags&funcNoCluster != 0 {
-			return errf("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+			return errReply(errNoCluster)
 		}
 		noWrites := fn.flags&funcNoWrites != 0
 		if readOnly && !noWrites {
-			return errf("ERR Can not execute a script with write flag using *_ro command.")
+			return errReply(errWriteFlagRO)
 		}
 		return runFunction(c, fn, args[3:3+nkeys], args[3+nkeys:], readOnly || noWrites || c.Index == 0)
 	}

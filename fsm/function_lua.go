@@ -375,6 +375,6 @@ func runFunction(c *Ctx, fn *libFunction, keys, argv [][]byte, readOnly bool) re
 	if cb == nil { // the library registers differently on a second run: not deterministic
 		return errf("ERR Function not found")
 	}
-	meta.RawSetString("__index", L.G.Global)
+	meta.RawSetString("__index", L.Env) // the protected globals (lua_protect.go)
 	return r.invoke(L, cb, luaStrings(L, keys), luaStrings(L, argv))
 }

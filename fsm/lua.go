@@ -53,50 +53,103 @@ const (
 
 // compiledScript is a script compiled once and run many times.
 type compiledScript struct {
-	proto    *lua.FunctionProto
-	noWrites bool // shebang flag no-writes
+	proto *lua.FunctionProto
+	flags ScriptFlags
+}
+
+// ScriptFlags are the flags of an EVAL script's "#!lua flags=…" shebang.
+type ScriptFlags struct {
+	Shebang    bool // the script has a shebang: Redis checks its flags
+	NoWrites   bool
+	AllowOOM   bool
+	NoCluster  bool
+	AllowStale bool
+	CrossSlot  bool // allow-cross-slot-keys: accepted, keys must still share a slot
+}
+
+// ParseShebang reads the flags of an EVAL script's shebang as Redis 7.2's
+// evalExtractShebangFlags does, and the length of the shebang line.
+func ParseShebang(body []byte) (ScriptFlags, int, error) {
+	var f ScriptFlags
+	if !bytes.HasPrefix(body, []byte("#!")) {
+		return f, 0, nil
+	}
+	end := bytes.IndexByte(body, '\n')
+	if end < 0 {
+		return f, 0, resp.NewError("ERR Invalid script shebang")
+	}
+	parts := strings.Fields(string(body[:end]))
+	if parts[0] != "#!lua" {
+		return f, 0, resp.Errorf("ERR Unexpected engine in script shebang: %s", parts[0])
+	}
+	f.Shebang = true
+	for _, p := range parts[1:] {
+		v, ok := strings.CutPrefix(p, "flags=")
+		if !ok {
+			return f, 0, resp.Errorf("ERR Unknown lua shebang option: %s", p)
+		}
+		if v == "" {
+			continue
+		}
+		for _, name := range strings.Split(v, ",") {
+			if !f.set(name) {
+				return f, 0, resp.Errorf("ERR Unexpected flag in script shebang: %s", name)
+			}
+		}
+	}
+	return f, end, nil
+}
+
+// set sets the flag named name, false when Redis knows no such flag.
+func (f *ScriptFlags) set(name string) bool {
+	switch name {
+	case "no-writes":
+		f.NoWrites = true
+	case "allow-oom":
+		f.AllowOOM = true
+	case "no-cluster":
+		f.NoCluster = true
+	case "allow-stale":
+		f.AllowStale = true
+	case "allow-cross-slot-keys":
+		f.CrossSlot = true
+	default:
+		return false
+	}
+	return true
 }
 
 // compileScript parses a script body, with Redis's "#!lua flags=…" shebang.
 func compileScript(body []byte) (*compiledScript, error) {
-	cs := &compiledScript{}
-	src := body
-	if bytes.HasPrefix(body, []byte("#!")) {
-		line, rest, _ := bytes.Cut(body, []byte("\n"))
-		parts := strings.Fields(string(line[2:]))
-		if len(parts) == 0 || parts[0] != "lua" {
-			engine := ""
-			if len(parts) > 0 {
-				engine = parts[0]
-			}
-			return nil, resp.Errorf("ERR Could not find engine '%s'", engine)
-		}
-		for _, p := range parts[1:] {
-			v, ok := strings.CutPrefix(p, "flags=")
-			if !ok {
-				return nil, resp.Errorf("ERR Unknown lua shebang option: %s", p)
-			}
-			for _, f := range strings.Split(v, ",") {
-				switch f {
-				case "no-writes":
-					cs.noWrites = true
-				case "", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys":
-					// allow-cross-slot-keys is accepted but keys must still
-					// hash to one slot: a group may not own the other slots.
-				default:
-					return nil, resp.Errorf("ERR Unexpected flag in script shebang: %s", f)
-				}
-			}
-		}
-		// Keep line numbers: the shebang line becomes an empty line.
-		src = append([]byte("\n"), rest...)
-	}
-	proto, err := compileLua(src, "user_script", "ERR Error compiling script (new function)")
+	flags, n, err := ParseShebang(body)
 	if err != nil {
 		return nil, err
 	}
-	cs.proto = proto
-	return cs, nil
+	if first, line := bytes.TrimPrefix(body[n:], []byte("\n")), 1+min(n, 1); bytes.HasPrefix(first, []byte("\x1b")) {
+		// Redis's Lua never loads precompiled code: its lexer meets ESC.
+		return nil, resp.Errorf("ERR Error compiling script (new function): user_script:%d: unexpected symbol near 'char(27)'", line)
+	}
+	// Keep line numbers: the shebang line is skipped, its line feed kept.
+	proto, err := compileLua(body[n:], "user_script", "ERR Error compiling script (new function)")
+	if err != nil {
+		return nil, err
+	}
+	return &compiledScript{proto: proto, flags: flags}, nil
+}
+
+// checkRun refuses to run a script as Redis 7.2's scriptPrepareForRun
+// does for a script with a shebang: never on a cluster when no-cluster,
+// never by EVAL_RO or EVALSHA_RO unless no-writes.
+func (cs *compiledScript) checkRun(roCommand bool) error {
+	switch f := cs.flags; {
+	case !f.Shebang:
+		return nil
+	case f.NoCluster:
+		return errNoCluster
+	case roCommand && !f.NoWrites:
+		return errWriteFlagRO
+	}
+	return nil
 }
 
 func oneLine(s string) string {
@@ -120,7 +173,7 @@ type scriptRun struct {
 
 // runScript runs a compiled script with KEYS and ARGV and returns its reply.
 func runScript(c *Ctx, sha string, cs *compiledScript, keys, argv [][]byte, readOnly bool) resp.Value {
-	r := newScriptRun(c, sha, "@user_script", keys, readOnly || cs.noWrites, c.scriptBudget)
+	r := newScriptRun(c, sha, "@user_script", keys, readOnly || cs.flags.NoWrites, c.scriptBudget)
 	L := r.newState()
 	defer L.Close()
 	L.G.Global.RawSetString("KEYS", luaStrings(L, keys))

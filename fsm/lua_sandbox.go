@@ -24,10 +24,14 @@ func (r *scriptRun) setup(L *lua.LState) {
 		L.Call(1, 0)
 	}
 	g := L.G.Global
+	// Redis 7.2's globals (script_lua.c's allow lists) less coroutine
+	// (below) and newproxy, which gopher-lua lacks; its deny list (dofile,
+	// loadfile, print) is absent too.
 	for _, name := range []string{"dofile", "loadfile", "print", "_printregs", "module", "require", "_GOPHER_LUA_VERSION",
-		"getfenv", "setfenv", "newproxy"} {
+		"newproxy"} {
 		g.RawSetString(name, lua.LNil)
 	}
+	g.RawSetString("unpack", L.NewFunction(luaUnpack))
 	g.RawSetString("pcall", L.NewFunction(r.pcall))
 	g.RawSetString("tostring", L.NewFunction(r.tostring))
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
@@ -47,9 +51,34 @@ func (r *scriptRun) setup(L *lua.LState) {
 	g.RawSetString("bit", openBit(L))
 	g.RawSetString("struct", openStruct(L))
 
-	// Creating a global and reading a missing one are errors, as in Redis 7
-	// (the state is fresh for every run, so nothing leaks between scripts).
-	L.SetMetatable(g, protectedMeta(L))
+	// Creating a global, reading a missing one and changing a library are
+	// errors, as in Redis 7 (lua_protect.go). The state is fresh for every
+	// run anyway, so nothing could leak between scripts.
+	protectGlobals(L)
+}
+
+// luaStackMax is Lua 5.1's LUAI_MAXCSTACK: lua_checkstack refuses to grow
+// a C function's stack beyond it.
+const luaStackMax = 8000
+
+// luaUnpack is Lua 5.1's unpack with its limit: Redis's Lua refuses more
+// results than the C stack may hold ("too many results to unpack"), and
+// gopher-lua's own unpack would push any number of them.
+func luaUnpack(L *lua.LState) int {
+	t := L.CheckTable(1)
+	i := L.OptInt(2, 1)
+	e := L.OptInt(3, t.Len())
+	if i > e {
+		return 0
+	}
+	n := int64(e) - int64(i) + 1
+	if n >= math.MaxInt32 || n+int64(L.GetTop()) > luaStackMax {
+		L.RaiseError("too many results to unpack")
+	}
+	for ; i <= e; i++ {
+		L.Push(t.RawGetInt(i))
+	}
+	return int(n)
 }
 
 // protectedMeta is the metatable of a protected table: reading a missing

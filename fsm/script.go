@@ -32,6 +32,10 @@ var (
 	errNumKeysNegative = resp.NewError("ERR Number of keys can't be negative")
 	errNumKeysTooMany  = resp.NewError("ERR Number of keys can't be greater than number of args")
 	errNoScripting     = resp.NewError("ERR scripting is not available in this context")
+	// scriptPrepareForRun's refusals (script.c), for scripts with a
+	// shebang and functions; slotraft is always a cluster.
+	errNoCluster   = resp.NewError("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+	errWriteFlagRO = resp.NewError("ERR Can not execute a script with write flag using *_ro command.")
 )
 
 func init() {
@@ -42,13 +46,14 @@ func init() {
 		"Executes a server-side Lua script.", complexity, evalCmd(false, false)), &ScriptSpec{})
 	evalRO := withNumKeys(scriptCmd("eval_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
 		"Executes a read-only server-side Lua script.", complexity, evalCmd(false, true)), &ScriptSpec{})
+	evalshaRO := withNumKeys(scriptCmd("evalsha_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
+		"Executes a read-only server-side Lua script by SHA1 digest.", complexity, evalCmd(true, true)), &ScriptSpec{WithBody: evalRO})
+	eval.Script.ReadOnly = evalRO
 	register(eval,
 		withNumKeys(scriptCmd("evalsha", -3, flags|fW, 0, 0, 0, aclScript, "2.6.0",
-			"Executes a server-side Lua script by SHA1 digest.", complexity, evalCmd(true, false)), &ScriptSpec{WithBody: eval}),
-		evalRO,
-		withNumKeys(scriptCmd("evalsha_ro", -3, flags|fR, 0, 0, 0, aclScript, "7.0.0",
-			"Executes a read-only server-side Lua script by SHA1 digest.", complexity, evalCmd(true, true)), &ScriptSpec{WithBody: evalRO}),
-		scriptContainer(),
+			"Executes a server-side Lua script by SHA1 digest.", complexity, evalCmd(true, false)),
+			&ScriptSpec{WithBody: eval, ReadOnly: evalshaRO}),
+		evalRO, evalshaRO, scriptContainer(),
 	)
 }
 
@@ -64,6 +69,9 @@ type ScriptSpec struct {
 	// rewrites a call for a group whose cache lacks the script when
 	// another group led on the same node has it.
 	WithBody *Command
+	// ReadOnly, for EVAL and EVALSHA, is their *_RO twin: the router sends
+	// a script whose shebang says no-writes as a read (Redis runs it so).
+	ReadOnly *Command
 }
 
 // withNumKeys makes c an EVAL-like command (name, body or SHA1 or
@@ -150,6 +158,9 @@ func evalCmd(bySHA, readOnly bool) func(*Ctx, [][]byte) resp.Value {
 		// read path) must not change replicated state, so it does not.
 		if !bySHA && c.Index != 0 {
 			c.scripts.add(sha, body)
+		}
+		if err := proto.checkRun(readOnly); err != nil {
+			return errReply(err) // after caching, as Redis's luaCreateFunction
 		}
 		keys := args[3 : 3+nkeys]
 		argv := args[3+nkeys:]

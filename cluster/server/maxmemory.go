@@ -72,14 +72,27 @@ func (s *Server) txOutOfMemory(tx *txState) bool {
 	return false
 }
 
-// oomRefused reports whether cmd must be refused with -OOM here: it may
+// errScriptOOM is scriptPrepareForRun's refusal of a script whose
+// shebang does not say allow-oom (script.c).
+var errScriptOOM = resp.NewError("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'")
+
+// oomRefused returns the -OOM reply when cmd must be refused here: it may
 // grow memory and the node is out of memory. A script that may write
 // counts as one: it runs inside Apply, where the node's memory cannot be
-// asked (Redis checks a script's flags, or each command it calls).
-func (s *Server) oomRefused(cmd *command) bool {
-	mayGrow := cmd.meta.Is(resp.FlagDenyOOM) ||
-		cmd.data != nil && cmd.data.Script != nil && !cmd.meta.Is(resp.FlagReadOnly)
-	return mayGrow && s.n.OutOfMemory()
+// asked (Redis checks each command a script without shebang calls); an
+// EVAL or EVALSHA whose shebang says allow-oom or no-writes runs, one
+// without either gets Redis's text for it.
+func (s *Server) oomRefused(cmd *command, args [][]byte) (resp.Value, bool) {
+	script := cmd.data != nil && cmd.data.Script != nil && !cmd.meta.Is(resp.FlagReadOnly)
+	if !cmd.meta.Is(resp.FlagDenyOOM) && !script || !s.n.OutOfMemory() {
+		return resp.Value{}, false
+	}
+	if script && !cmd.data.Script.Function {
+		if f := s.scriptFlags(cmd, args); f.Shebang {
+			return resp.Err(errScriptOOM), !f.AllowOOM && !f.NoWrites
+		}
+	}
+	return resp.Err(errOOM), true
 }
 
 // cmdClientNoTouch is CLIENT NO-TOUCH on|off: the client's reads stop (or

@@ -171,8 +171,8 @@ func (s *Server) route(c *client, args [][]byte) route {
 		return route{kind: routeNode, cmd: cmd}
 	}
 	if r, ok := s.routeScript(c, cmd, args); ok { // EVAL & co. (script.go)
-		if r.kind == routeWrite && s.oomRefused(r.cmd) {
-			return route{cmd: cmd, reply: resp.Err(errOOM)}
+		if reply, refused := s.oomRefused(r.cmd, args); r.kind == routeWrite && refused {
+			return route{cmd: cmd, reply: reply}
 		}
 		return r
 	}
@@ -199,9 +199,12 @@ func (s *Server) route(c *client, args [][]byte) route {
 	// A read that may block (XREAD … BLOCK) goes through the log too: its
 	// waiter is replicated state. Only commands flagged blocking can.
 	write := cmd.meta.Is(resp.FlagWrite) || cmd.data.BlocksOn(args)
+	if g.IsLeader() && write {
+		if reply, refused := s.oomRefused(cmd, args); refused {
+			return route{cmd: cmd, reply: reply}
+		}
+	}
 	switch {
-	case g.IsLeader() && write && s.oomRefused(cmd):
-		return route{cmd: cmd, reply: resp.Err(errOOM)}
 	case g.IsLeader() && write:
 		s.awaitUnfrozen(g, slot, keys)
 		return route{kind: routeWrite, cmd: cmd, group: g}

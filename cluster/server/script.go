@@ -39,6 +39,11 @@ func (s *Server) routeScript(c *client, cmd *command, args [][]byte) (r route, o
 	}
 	readOnly := cmd.meta.Is(resp.FlagReadOnly)
 	if n == 0 {
+		if led := s.ledGroups(); len(led) > 0 && !readOnly {
+			if r, ok := s.routeNoWrites(cmd, args, led[0]); ok {
+				return r, true
+			}
+		}
 		return s.routeKeylessScript(c, cmd, readOnly), true
 	}
 	slot := slots.Of(args[3])
@@ -48,7 +53,13 @@ func (s *Server) routeScript(c *client, cmd *command, args [][]byte) (r route, o
 		}
 	}
 	g := s.n.GroupOf(slot)
-	if g == nil || !g.IsLeader() || spec.WithBody == nil {
+	if g == nil || !g.IsLeader() {
+		return route{}, false
+	}
+	if r, ok := s.routeNoWrites(cmd, args, g); ok {
+		return r, true
+	}
+	if spec.WithBody == nil {
 		return route{}, false
 	}
 	if body, found := s.scriptBodyElsewhere(g, string(args[1])); found {
@@ -63,23 +74,63 @@ func (s *Server) routeScript(c *client, cmd *command, args [][]byte) (r route, o
 // scriptBodyElsewhere finds the body of sha in another group led here when
 // g's cache does not have it.
 func (s *Server) scriptBodyElsewhere(g *cluster.Group, sha string) ([]byte, bool) {
-	has := false
-	_ = g.ReadStale(func(st fsm.Reader) { has = st.HasScript(sha) })
-	if has {
+	if _, has := scriptBodyIn(g, sha); has {
 		return nil, false
 	}
 	for _, other := range s.ledGroups() {
-		if other == g {
-			continue
-		}
-		var body []byte
-		var ok bool
-		_ = other.ReadStale(func(st fsm.Reader) { body, ok = st.ScriptBody(sha) })
-		if ok {
+		if body, ok := scriptBodyIn(other, sha); ok && other != g {
 			return body, true
 		}
 	}
 	return nil, false
+}
+
+// scriptBodyIn is the body g's cache holds under sha.
+func scriptBodyIn(g *cluster.Group, sha string) (body []byte, ok bool) {
+	_ = g.ReadStale(func(st fsm.Reader) { body, ok = st.ScriptBody(sha) })
+	return body, ok
+}
+
+// routeNoWrites sends an EVAL or EVALSHA whose shebang says no-writes to
+// g as a read (its *_RO twin), as Redis runs it: not through the log, and
+// not refused when out of memory. Only once g's cache holds the script:
+// until then EVAL goes through the log, which caches it (EVALSHA would
+// not find it otherwise).
+func (s *Server) routeNoWrites(cmd *command, args [][]byte, g *cluster.Group) (route, bool) {
+	twin := cmd.data.Script.ReadOnly
+	if twin == nil {
+		return route{}, false
+	}
+	sha := string(args[1])
+	if cmd.data.Script.WithBody == nil { // EVAL
+		sha = fsm.SHA1Hex(args[1])
+	}
+	body, ok := scriptBodyIn(g, sha)
+	if !ok {
+		return route{}, false
+	}
+	if f, _, _ := fsm.ParseShebang(body); !f.NoWrites {
+		return route{}, false
+	}
+	args[0] = []byte(twin.Meta.Name)
+	return route{kind: routeRead, cmd: s.table.lookup(args[0]), group: g}, true
+}
+
+// scriptFlags are the shebang flags of the script an EVAL or EVALSHA
+// runs; EVALSHA's body comes from the cache of a group led here.
+func (s *Server) scriptFlags(cmd *command, args [][]byte) fsm.ScriptFlags {
+	body := args[1]
+	if cmd.data.Script.WithBody != nil {
+		body = nil
+		for _, g := range s.ledGroups() {
+			if b, ok := scriptBodyIn(g, string(args[1])); ok {
+				body = b
+				break
+			}
+		}
+	}
+	f, _, _ := fsm.ParseShebang(body)
+	return f
 }
 
 // routeKeylessScript sends a script without keys to the first group led
