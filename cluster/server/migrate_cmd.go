@@ -115,6 +115,8 @@ type migrateArgs struct {
 	user, password []byte // AUTH: password; AUTH2: both
 	auth           bool
 	keys           [][]byte
+	// selectDB: send SELECT db first (the connection is on another one).
+	selectDB bool
 }
 
 // parseMigrate parses MIGRATE in migrateCommand's order: the options
@@ -311,7 +313,7 @@ func (s *Server) migrateCopy(g *cluster.Group, slot uint16, a migrateArgs) resp.
 	if len(items) == 0 {
 		return resp.Status("NOKEY")
 	}
-	res := exchangeMigrate(s.ctx, a, items)
+	res := s.exchangeMigrate(s.ctx, a, items)
 	if !a.copy && len(res.restored) > 0 {
 		if v := s.deleteMigrated(g, slot, items, res.restored); v.IsError() {
 			return v
@@ -409,27 +411,42 @@ type migrateResult struct {
 	restored  []int  // indexes of the items the target restored
 	targetErr string // the first error the target replied, without '-'
 	ioErr     error  // the connection failed (after restored were answered)
+	// selectFailed: the target refused SELECT (the connection stays on
+	// its database).
+	selectFailed bool
 }
 
-// exchangeMigrate sends AUTH, SELECT (db other than 0: a new connection
-// starts on db 0) and one RESTORE-ASKING per item, pipelined, on a new
-// connection to the target, and reads the replies. Every read and write
-// is bounded by the idle timeout; ctx ends it early. The connection is
-// closed before it returns.
-func exchangeMigrate(ctx context.Context, a migrateArgs, items []migrateItem) migrateResult {
-	d := net.Dialer{Timeout: a.timeout}
-	nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(a.host, a.port))
+// exchangeMigrate sends AUTH, SELECT (when the connection is on another
+// database) and one RESTORE-ASKING per item, pipelined, on a connection to
+// the target (kept from an earlier MIGRATE, or new: migrate_conns.go), and
+// reads the replies. Every read and write is bounded by the idle timeout;
+// ctx ends it early. The connection is kept for the next MIGRATE unless it
+// failed.
+func (s *Server) exchangeMigrate(ctx context.Context, a migrateArgs, items []migrateItem) migrateResult {
+	addr := net.JoinHostPort(a.host, a.port)
+	mc, err := s.migrateConns.take(ctx, addr, a.timeout)
 	if err != nil {
 		return migrateResult{ioErr: errMigrateConnect}
 	}
-	defer nc.Close()
-	stop := context.AfterFunc(ctx, func() { nc.Close() })
-	defer stop()
-	conn := idleConn{Conn: nc, idle: a.timeout}
+	stop := context.AfterFunc(ctx, func() { mc.nc.Close() })
+	a.selectDB = a.db != mc.db
+	conn := idleConn{Conn: mc.nc, idle: a.timeout}
+	var res migrateResult
 	if err := writeMigrate(conn, a, items); err != nil {
-		return migrateResult{ioErr: errMigrateWrite}
+		res = migrateResult{ioErr: errMigrateWrite}
+	} else {
+		mc.br.Reset(conn)
+		res = readMigrate(mc.br, a, len(items))
 	}
-	return readMigrate(bufio.NewReaderSize(conn, migrateMaxLine), a, len(items))
+	if !stop() || res.ioErr != nil {
+		_ = mc.nc.Close()
+		return res
+	}
+	if a.selectDB && !res.selectFailed {
+		mc.db = a.db
+	}
+	s.migrateConns.put(addr, mc, time.Now())
+	return res
 }
 
 // writeMigrate writes the pipeline of commands.
@@ -442,7 +459,7 @@ func writeMigrate(w io.Writer, a migrateArgs, items []migrateItem) error {
 		}
 		writeCommand(bw, args)
 	}
-	if a.db != 0 {
+	if a.selectDB {
 		writeCommand(bw, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, a.db, 10)})
 	}
 	for _, it := range items {
@@ -478,10 +495,11 @@ func readMigrate(r *bufio.Reader, a migrateArgs, n int) migrateResult {
 			return migrateResult{ioErr: errMigrateRead}
 		}
 	}
-	if a.db != 0 {
+	if a.selectDB {
 		if selectErr, err = readStatusLine(r); err != nil {
 			return migrateResult{ioErr: errMigrateRead}
 		}
+		res.selectFailed = selectErr != ""
 	}
 	for i := range n {
 		restoreErr, err := readStatusLine(r)

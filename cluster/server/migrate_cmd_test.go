@@ -129,7 +129,7 @@ func TestMigrateItemOf(t *testing.T) {
 
 func TestMigrateWritePipeline(t *testing.T) {
 	items := []migrateItem{{key: []byte("a"), ttl: 0, payload: []byte("P1")}, {key: []byte("b"), ttl: 42, payload: []byte("P2")}}
-	a := migrateArgs{auth: true, user: []byte("u"), password: []byte("pw"), db: 3, replace: true}
+	a := migrateArgs{auth: true, user: []byte("u"), password: []byte("pw"), db: 3, selectDB: true, replace: true}
 	var b bytes.Buffer
 	if err := writeMigrate(&b, a, items); err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestMigrateReadReplies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := bufio.NewReaderSize(strings.NewReader(tt.in), migrateMaxLine)
-		got := readMigrate(r, migrateArgs{auth: tt.auth, db: tt.db}, tt.n)
+		got := readMigrate(r, migrateArgs{auth: tt.auth, db: tt.db, selectDB: tt.db != 0}, tt.n)
 		if !slices.Equal(got.restored, tt.restored) || got.targetErr != tt.targetErr || got.ioErr != tt.ioErr {
 			t.Errorf("%s: %+v, want restored %v, error %q, io %v", tt.name, got, tt.restored, tt.targetErr, tt.ioErr)
 		}
@@ -253,9 +253,10 @@ func commandMeta(t *testing.T, name string) *resp.Command {
 type fakeTarget struct {
 	ln     net.Listener
 	answer func(args []string) string
-	mu     sync.Mutex
-	cmds   [][]string
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	cmds    [][]string
+	accepts int // connections accepted
+	wg      sync.WaitGroup
 }
 
 func startFakeTarget(t *testing.T, answer func(args []string) string) *fakeTarget {
@@ -278,6 +279,9 @@ func (f *fakeTarget) serve() {
 		if err != nil {
 			return
 		}
+		f.mu.Lock()
+		f.accepts++
+		f.mu.Unlock()
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
@@ -370,6 +374,29 @@ func TestMigrateToAnotherInstance(t *testing.T) {
 		want := []string{"AUTH u pw", "SELECT 3 3", "RESTORE-ASKING {mk2}a REPLACE", "RESTORE-ASKING {mk2}b REPLACE"}
 		if !slices.Equal(names, want) {
 			t.Fatalf("target received %q, want %q", names, want)
+		}
+	})
+
+	t.Run("one connection per target, SELECT only to change database", func(t *testing.T) {
+		f := startFakeTarget(t, answerOK)
+		h, p := f.hostPort()
+		for i, db := range []string{"3", "3", "0"} {
+			k := "{mk5}" + strconv.Itoa(i)
+			do("SET", k, "v")
+			if got := do("MIGRATE", h, p, k, db, "5000"); got != "+OK" {
+				t.Fatalf("MIGRATE to db %s = %s", db, got)
+			}
+		}
+		var names []string
+		for _, cmd := range f.received() {
+			names = append(names, strings.Join(cmd[:2], " "))
+		}
+		want := []string{"SELECT 3", "RESTORE-ASKING {mk5}0", "RESTORE-ASKING {mk5}1", "SELECT 0", "RESTORE-ASKING {mk5}2"}
+		f.mu.Lock()
+		accepts := f.accepts
+		f.mu.Unlock()
+		if !slices.Equal(names, want) || accepts != 1 {
+			t.Fatalf("target received %q on %d connections, want %q on 1", names, accepts, want)
 		}
 	})
 
@@ -473,4 +500,45 @@ func setDirect(n *cluster.Node, key, value string) error {
 	defer cancel()
 	_, err := n.GroupOf(cluster.KeySlot(key)).Propose(ctx, [][][]byte{cluster.Argv("SET", key, value)})
 	return err
+}
+
+// TestMigrateConnsIdle: a kept connection is closed after
+// migrateConnIdle unused, and a second one for the same target or one
+// over the cache's size is closed at once.
+func TestMigrateConnsIdle(t *testing.T) {
+	var m migrateConns
+	now := time.Now()
+	pipe := func() *migrateConn {
+		a, b := net.Pipe()
+		t.Cleanup(func() { b.Close() })
+		return &migrateConn{nc: a}
+	}
+	first, second := pipe(), pipe()
+	m.put("t:1", first, now)
+	m.put("t:1", second, now)
+	if m.cached() != 1 {
+		t.Fatalf("%d kept, want 1", m.cached())
+	}
+	if _, err := second.nc.Write([]byte("x")); err == nil {
+		t.Fatal("the second connection to the same target was kept open")
+	}
+	m.closeIdle(now.Add(migrateConnIdle - time.Millisecond))
+	if m.cached() != 1 {
+		t.Fatal("closed before its idle time")
+	}
+	m.closeIdle(now.Add(migrateConnIdle))
+	if m.cached() != 0 {
+		t.Fatal("kept after its idle time")
+	}
+	for i := range migrateMaxConns + 1 {
+		m.put("t:"+strconv.Itoa(i), pipe(), now)
+	}
+	if m.cached() != migrateMaxConns {
+		t.Fatalf("%d kept, want at most %d", m.cached(), migrateMaxConns)
+	}
+	m.closeAll()
+	m.put("t:late", pipe(), now)
+	if m.cached() != 0 {
+		t.Fatal("a connection was kept after closeAll")
+	}
 }

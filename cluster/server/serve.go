@@ -71,6 +71,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.cancel()
+	s.migrateConns.closeAll()
 	if ln != nil {
 		_ = ln.Close()
 		<-serving

@@ -25,6 +25,8 @@ type Server struct {
 	started time.Time
 	runID   string
 
+	migrateConns migrateConns // MIGRATE's connections kept for reuse (migrate_conns.go)
+
 	ctx    context.Context // cancelled by Close: ends in-flight proposals and reads
 	cancel context.CancelFunc
 

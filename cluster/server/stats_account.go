@@ -151,6 +151,7 @@ func (s *Server) sampleStats() {
 			s.inst.sample(now, [instMetrics]int64{s.stats.commands.Load(), s.stats.netIn.Load(), s.stats.netOut.Load()})
 			s.refreshStatsSettings()
 			s.refreshEviction()
+			s.migrateConns.closeIdle(now)
 		}
 	}
 }
