@@ -251,8 +251,8 @@ func commandMeta(t *testing.T, name string) *resp.Command {
 // fakeTarget stands in for MIGRATE's target: it records the commands it
 // receives and answers each with answer's raw RESP ("" answers nothing).
 type fakeTarget struct {
-	ln     net.Listener
-	answer func(args []string) string
+	ln      net.Listener
+	answer  func(args []string) string
 	mu      sync.Mutex
 	cmds    [][]string
 	accepts int // connections accepted
