@@ -70,6 +70,8 @@ func dumpValue(o *store.Object) (*rdbValue, bool) {
 			v.scores = append(v.scores, s)
 			return true
 		})
+	case store.TypeStream:
+		v.stream = o.Coll.(*store.Stream)
 	default:
 		return nil, false
 	}
@@ -112,6 +114,8 @@ func restoreValue(v *rdbValue) *store.Object {
 			z.Add(m, v.scores[i])
 		}
 		o.Coll = z
+	case store.TypeStream:
+		o.Coll = v.stream // built for this RESTORE alone
 	}
 	return o
 }
@@ -198,9 +202,7 @@ func restoreCmd(c *Ctx, args [][]byte) resp.Value {
 	c.put(key, o)
 	c.notify(NotifyGeneric, "restore", key)
 	c.restoreAccess(key, opts)
-	if o.Type == store.TypeList || o.Type == store.TypeZSet {
-		c.signalReady(key)
-	}
+	c.signalIfBlockable(key, o)
 	return resp.OK()
 }
 

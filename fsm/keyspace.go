@@ -192,10 +192,10 @@ func copyCmd(c *Ctx, args [][]byte) resp.Value {
 	return one
 }
 
-// signalIfBlockable signals key as ready when it now holds o's list or
-// sorted set (clients may block on those), as Redis's dbAdd does.
+// signalIfBlockable signals key as ready when it now holds o's list,
+// sorted set or stream (clients may block on those), as Redis's dbAdd does.
 func (c *Ctx) signalIfBlockable(key []byte, o *store.Object) {
-	if o.Type == store.TypeList || o.Type == store.TypeZSet {
+	if o.Type == store.TypeList || o.Type == store.TypeZSet || o.Type == store.TypeStream {
 		c.signalReady(key)
 	}
 }

@@ -23,8 +23,8 @@ import (
 // knows them all, so that Redis 6.x, 7.0 and 7.2 accept it (each refuses a
 // version newer than its own). RESTORE reads every encoding Redis up to 7.2
 // (RDB version 11) writes for these types: listpacks, ziplists, intsets,
-// quicklists and LZF-compressed strings. Streams and modules are refused as
-// "Bad data format" (slotraft has no streams yet).
+// quicklists and LZF-compressed strings. Streams: rdb_stream.go. Modules
+// are refused as "Bad data format".
 
 // RDB object types (rdb.h).
 const (
@@ -71,6 +71,7 @@ type rdbValue struct {
 	str    []byte    // string
 	elems  [][]byte  // list elements in order; set or zset members; hash field, value, field, value…
 	scores []float64 // zset: the score of elems[i]
+	stream *store.Stream
 }
 
 // crcJones is Redis's crc64: the Jones polynomial, reflected, initial value
@@ -112,8 +113,14 @@ func rdbDump(v *rdbValue) []byte {
 			b = rdbAppendString(b, e)
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v.scores[i]))
 		}
+	case store.TypeStream:
+		b = rdbAppendStream(b, v.stream, rdbTypeStreamListpacks2) // rdb_stream.go
 	}
-	b = binary.LittleEndian.AppendUint16(b, rdbVersionDump)
+	version := uint16(rdbVersionDump)
+	if v.typ == store.TypeStream {
+		version = rdbVersionStreamDump
+	}
+	b = binary.LittleEndian.AppendUint16(b, version)
 	return binary.LittleEndian.AppendUint64(b, rdbCRC(b))
 }
 
@@ -347,6 +354,8 @@ func (r *rdbReader) value(t byte) *rdbValue {
 	case rdbTypeListZiplist, rdbTypeZSetZiplist, rdbTypeHashZiplist,
 		rdbTypeHashListpack, rdbTypeZSetListpack, rdbTypeSetListpack, rdbTypeSetIntset:
 		return r.packed(t)
+	case rdbTypeStreamListpacks, rdbTypeStreamListpacks2, rdbTypeStreamListpacks3:
+		return r.stream(t) // rdb_stream.go
 	}
 	r.fail()
 	return nil
@@ -485,7 +494,7 @@ func (r *rdbReader) packed(t byte) *rdbValue {
 // check rejects what Redis's loader rejects: empty collections, duplicate
 // set or zset members and hash fields, NaN scores.
 func (v *rdbValue) check() error {
-	if v.typ == store.TypeString {
+	if v.typ == store.TypeString || v.typ == store.TypeStream { // a stream is checked as it is read
 		return nil
 	}
 	if len(v.elems) == 0 {

@@ -80,7 +80,6 @@ func TestStreamXAdd(t *testing.T) {
 			{"xadd s 18446744073709551615-18446744073709551615 a 1", `"18446744073709551615-18446744073709551615"`},
 			{"xadd s * a 1", `-ERR The stream has exhausted the last possible ID, unable to add more items`},
 			{"object encoding s", `"stream"`},
-			{"dump s", `-ERR DUMP of a stream value is not supported`},
 			{"type s", `+stream`},
 		},
 		"nomkstream and types": {
