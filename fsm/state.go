@@ -214,7 +214,7 @@ func (s *State) Read(now int64, cmd *Command, args [][]byte) Outcome {
 
 // ReadWith is Read with options.
 func (s *State) ReadWith(now int64, cmd *Command, args [][]byte, opts ReadOpts) Outcome {
-	if cmd.Meta.Flags&resp.FlagWrite != 0 {
+	if sub, err := cmd.resolve(args); err == nil && sub.Meta.Flags&resp.FlagWrite != 0 {
 		return Replied(errf("ERR %s is a write command and must be proposed", cmd.Meta.Name))
 	}
 	seed := s.reads.Add(1)

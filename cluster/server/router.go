@@ -341,7 +341,15 @@ func (s *Server) groupError(g *cluster.Group, args [][]byte, err error) resp.Val
 // here (their answer does not depend on the keyspace of one group, or the
 // command is node-wide and has its own handler); writes have no slot to go to.
 func (s *Server) keyless(cmd *command, args [][]byte) resp.Value {
-	if cmd.meta.Is(resp.FlagWrite) {
+	meta := cmd.meta
+	if len(meta.Subcommands) > 0 { // a container's subcommand decides (XGROUP HELP is no write)
+		i, err := meta.SubcommandIndex(args)
+		if err != nil {
+			return resp.Err(err)
+		}
+		meta = meta.Subcommands[i]
+	}
+	if meta.Is(resp.FlagWrite) {
 		return resp.Err(resp.Errorf("ERR '%s' has no key to route by and is not supported in cluster mode", cmd.meta.Name))
 	}
 	for _, g := range s.n.Groups() {
