@@ -50,7 +50,9 @@ func TestStreamBlockingDifferential(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			results := make(chan [2]string, 2)
 			for i, addr := range []string{redisAddr, slotraftAddr} {
-				go func() { results <- [2]string{[]string{"redis", "slotraft"}[i], blockThen(t, addr, sc.setup, sc.block, sc.then)} }()
+				go func() {
+					results <- [2]string{[]string{"redis", "slotraft"}[i], blockThen(t, addr, sc.setup, sc.block, sc.then)}
+				}()
 			}
 			got := map[string]string{}
 			for range 2 {
