@@ -98,6 +98,7 @@ type expiryStats struct {
 	capReached atomic.Int64  // expired_time_cap_reached_count
 	cycleNanos atomic.Int64  // expire_cycle_cpu_milliseconds, in ns
 	stale      atomic.Uint64 // expired_stale_perc (float64 bits), 0..1
+	off        atomic.Bool   // DEBUG SET-ACTIVE-EXPIRE 0
 }
 
 // noteCycle folds a cycle's share of expired keys among the keys with a
@@ -153,7 +154,15 @@ func (n *Node) PauseExpiry(until time.Time) {
 	n.expiryPausedUntil.Store(until.UnixNano())
 }
 
+// SetActiveExpire turns active expiry of the groups led here off or back
+// on (DEBUG SET-ACTIVE-EXPIRE): while off, expired keys stay in the state,
+// hidden from reads, until a write meets them or expiry is on again.
+func (n *Node) SetActiveExpire(on bool) { n.expiry.off.Store(!on) }
+
 func (n *Node) expiryPaused() bool {
+	if n.expiry.off.Load() {
+		return true
+	}
 	until := n.expiryPausedUntil.Load()
 	return until != 0 && time.Now().UnixNano() < until
 }

@@ -21,6 +21,12 @@ import (
 // redis-server the test is skipped, or fails when CI=true.
 func startRedis(t *testing.T) string {
 	t.Helper()
+	return startRedisWith(t)
+}
+
+// startRedisWith is startRedis with more command-line options.
+func startRedisWith(t *testing.T, extra ...string) string {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -35,8 +41,9 @@ func startRedis(t *testing.T) string {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
-		"--appendonly", "no", "--dir", dir, "--daemonize", "no", "--logfile", dir+"/redis.log")
+	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
+		"--appendonly", "no", "--dir", dir, "--daemonize", "no", "--logfile", dir + "/redis.log"}, extra...)
+	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +80,9 @@ func startSlotraft(t *testing.T) string {
 }
 
 // reply is a parsed RESP2/RESP3 reply: typ is the RESP type byte ('+', '-',
-// ':', '$', '*', '%', '~', ',', '_', '#', '(', '=', '>'); nil bulk strings
-// and arrays are '_'.
+// ':', '$', '*', '%', '~', ',', '_', '#', '(', '=', '>', and '|' for an
+// attribute, whose elems are its map's keys and values then the reply it
+// precedes); nil bulk strings and arrays are '_'.
 type reply struct {
 	typ   byte
 	str   string
@@ -83,7 +91,7 @@ type reply struct {
 
 func (r reply) String() string {
 	switch r.typ {
-	case '*', '%', '~', '>':
+	case '*', '%', '~', '>', '|':
 		parts := make([]string, len(r.elems))
 		for i, e := range r.elems {
 			parts[i] = e.String()
@@ -184,7 +192,7 @@ func (c *client) read() (reply, error) {
 			return reply{}, err
 		}
 		return reply{typ: '$', str: string(buf[:n])}, nil
-	case '*', '%', '~', '>':
+	case '*', '%', '~', '>', '|':
 		n, err := strconv.Atoi(rest)
 		if err != nil {
 			return reply{}, err
@@ -192,8 +200,11 @@ func (c *client) read() (reply, error) {
 		if n < 0 {
 			return reply{typ: '_'}, nil
 		}
-		if t == '%' {
+		if t == '%' || t == '|' {
 			n *= 2
+		}
+		if t == '|' {
+			n++ // an attribute's map, then the reply it goes with
 		}
 		r := reply{typ: t, elems: make([]reply, 0, n)}
 		for range n {

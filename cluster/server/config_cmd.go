@@ -123,7 +123,13 @@ func (s *Server) settable(c *client, p *configParam, name string, changes []conf
 // protectedAllowed is Redis's allowProtectedAction for
 // enable-protected-configs: yes, or local and c on a loopback address.
 func (s *Server) protectedAllowed(c *client) bool {
-	p := s.cfg.reg.lookup("enable-protected-configs")
+	return s.protectedActionAllowed("enable-protected-configs", c)
+}
+
+// protectedActionAllowed is allowProtectedAction for the parameter named
+// (enable-protected-configs, enable-debug-command).
+func (s *Server) protectedActionAllowed(param string, c *client) bool {
+	p := s.cfg.reg.lookup(param)
 	if p == nil {
 		return false
 	}
