@@ -13,4 +13,9 @@ func cpuTimes() (sys, user, sysChildren, userChildren string, ok bool) { return 
 
 func systemMemory() uint64 { return 0 }
 
-const multiplexingAPI = "kqueue"
+// multiplexingAPI is the poller of Go's runtime: kqueue on the BSDs and
+// macOS, evport on illumos and Solaris, IOCP on Windows.
+var multiplexingAPI = map[string]string{
+	"darwin": "kqueue", "freebsd": "kqueue", "netbsd": "kqueue", "openbsd": "kqueue", "dragonfly": "kqueue",
+	"illumos": "evport", "solaris": "evport", "windows": "iocp",
+}[runtime.GOOS]

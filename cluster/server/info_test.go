@@ -89,3 +89,29 @@ func TestInfoCounters(t *testing.T) {
 		t.Errorf("after RESETSTAT rdb_saves %q, want 0", got)
 	}
 }
+
+// TestInfoClientsWatch: watching_clients and total_watched_keys count the
+// connections with WATCHed keys and the distinct keys; EXEC ends them.
+func TestInfoClientsWatch(t *testing.T) {
+	addr := singleNodeAddr(t)
+	a, b, info := connDo(t, addr), connDo(t, addr), connDo(t, addr)
+	if got := a("WATCH", "{w}1", "{w}2"); got != "+OK" {
+		t.Fatalf("WATCH: %s", got)
+	}
+	if got := b("WATCH", "{w}2", "{w}3"); got != "+OK" {
+		t.Fatalf("WATCH: %s", got)
+	}
+	// A connection publishes what INFO reads of it just after writing its
+	// replies: INFO on another connection may lag a reply by a moment.
+	watching := func(w, k string) func() bool {
+		return func() bool {
+			clients := info("INFO", "clients")
+			return infoField(clients, "watching_clients") == w && infoField(clients, "total_watched_keys") == k
+		}
+	}
+	cluster.PollUntil(t, "watching_clients 2, total_watched_keys 3", watching("2", "3"))
+	a("MULTI")
+	a("EXEC")
+	b("UNWATCH")
+	cluster.PollUntil(t, "watching_clients 0, total_watched_keys 0 after EXEC and UNWATCH", watching("0", "0"))
+}
