@@ -170,6 +170,7 @@ func (g *Group) open(boot []Peer) error {
 	g.blocks = newBlockRegistry(g)
 	g.fsm.SetBlockingHook(g.blocks.onEvent)
 	g.fsm.SetNotifyHook(g.notifyClasses, g.publishEvents) // keyspace notifications (notify.go)
+	g.fsm.SetCountHook(n.countApplied)                    // expired_keys, rdb_changes_since_last_save
 	g.fsm.SetAccessHook(n.accessSettings)                 // access metadata (eviction.go)
 	var bootFn func(*raft.Raft) error
 	if len(boot) > 0 {

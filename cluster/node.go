@@ -62,6 +62,7 @@ type Node struct {
 
 	keyspace keyspaceEvents // notify-keyspace-events and where events go (notify.go)
 	evict    *evictor       // maxmemory and eviction (eviction.go)
+	expiry   expiryStats    // INFO's expired_* counters (expiry.go)
 	saves    saveState      // SAVE / BGSAVE: snapshots of every hosted group (save.go)
 
 	// raftlog is the node-wide Raft log store (raftstore.go); nil when no
@@ -191,6 +192,10 @@ func (n *Node) Self() Peer { return n.self }
 
 // BusAddr is the bus listener's bound address.
 func (n *Node) BusAddr() string { return n.mux.Addr().String() }
+
+// BusConnections is how many cluster bus connections this node has open
+// (INFO's cluster_connections).
+func (n *Node) BusConnections() int { return n.mux.Conns() }
 
 // Leader is g's current leader as known here: from the local Raft for a
 // hosted group, else from a control query to one of its replicas (cached

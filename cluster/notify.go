@@ -43,15 +43,15 @@ func (n *Node) SetNotifyClasses(c fsm.NotifyClass) { n.keyspace.flags.Store(uint
 func (n *Node) HandleKeyspaceEvents(fn func(evs []fsm.Event)) { n.keyspace.publish.Store(&fn) }
 
 // notifyClasses is the group FSM's question before each entry: the event
-// classes to collect, none unless notifications are on and this node's
-// replica is the group's leader. The flags come first so that with
-// notifications off an entry costs one atomic load.
+// classes to collect, none unless this node's replica is the group's
+// leader; there, the expired keys the entry deletes are counted too
+// (INFO's expired_keys, counted once, by the leader, as events are
+// published).
 func (g *Group) notifyClasses() fsm.NotifyClass {
-	c := g.node.keyspace.classes().Collected()
-	if c == 0 || g.raft.State() != raft.Leader {
+	if g.raft.State() != raft.Leader {
 		return 0
 	}
-	return c
+	return g.node.keyspace.classes().Collected() | fsm.NotifyCount
 }
 
 // publishEvents hands an entry's events to the front end, from inside

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -30,14 +31,33 @@ type saveState struct {
 	last      time.Time // the last successful save's end (the node's start at first)
 	lastErr   error     // the last save's error, nil if it succeeded
 	started   time.Time // the running save's start
+	saves     int64     // successful saves since the start (rdb_saves)
+	lastDur   time.Duration
+	ran       bool // a save has ended since the start
+	// changes: writes applied by the groups led here since the last
+	// save's start (INFO's rdb_changes_since_last_save; a failed save
+	// gives them back, as Redis's dirty_before_bgsave).
+	changes atomic.Int64
+	atStart int64 // changes when the running save started
+}
+
+// countApplied is the groups' count hook (fsm.SetCountHook), called in
+// Apply on a group's leader: expired keys and writes applied.
+func (n *Node) countApplied(expired, changes int) {
+	n.expiry.expired.Add(int64(expired))
+	n.saves.changes.Add(int64(changes))
 }
 
 // SaveStatus is what INFO persistence and LASTSAVE show of the saves.
 type SaveStatus struct {
+	Changes    int64 // writes applied by the groups led here since the last save
 	InProgress bool
 	Started    time.Time // of the running save
 	LastSave   time.Time // the last successful one's end
 	LastOK     bool      // the last save succeeded
+	Saves      int64     // successful saves since the node started
+	// LastDuration is how long the last save took, -1 before any.
+	LastDuration time.Duration
 }
 
 // SaveStatus reports the saves' state.
@@ -45,7 +65,19 @@ func (n *Node) SaveStatus() SaveStatus {
 	s := &n.saves
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SaveStatus{InProgress: s.running, Started: s.started, LastSave: s.last, LastOK: s.lastErr == nil}
+	st := SaveStatus{Changes: s.changes.Load(), InProgress: s.running, Started: s.started, LastSave: s.last,
+		LastOK: s.lastErr == nil, Saves: s.saves, LastDuration: -1}
+	if s.ran {
+		st.LastDuration = s.lastDur
+	}
+	return st
+}
+
+// ResetSaveCount zeroes the count of saves (CONFIG RESETSTAT's rdb_saves).
+func (n *Node) ResetSaveCount() {
+	n.saves.mu.Lock()
+	defer n.saves.mu.Unlock()
+	n.saves.saves = 0
 }
 
 // Save snapshots every hosted group now and returns when all are written:
@@ -92,6 +124,7 @@ func (s *saveState) begin(schedule bool) bool {
 		return false
 	}
 	s.running, s.started = true, time.Now()
+	s.atStart = s.changes.Swap(0)
 	return true
 }
 
@@ -104,16 +137,22 @@ func (s *saveState) again() bool {
 		return false
 	}
 	s.scheduled, s.running, s.started = false, true, time.Now()
+	s.atStart = s.changes.Swap(0)
 	return true
 }
 
 func (s *saveState) end(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.running, s.lastErr = false, err
+	s.running, s.lastErr, s.ran = false, err, true
+	s.lastDur = time.Since(s.started)
 	if err == nil {
 		s.last = time.Now()
+		s.saves++
+	} else {
+		s.changes.Add(s.atStart)
 	}
+	s.atStart = 0
 }
 
 // runSave snapshots the meta group and every hosted slot group in turn; a

@@ -108,8 +108,9 @@ func startSlotraft(t *testing.T) string {
 }
 
 // reply is a parsed RESP2/RESP3 reply: typ is the RESP type byte ('+', '-',
-// ':', '$', '*', '%', '~', ',', '_', '#', '(', '=', '>'); nil bulk strings
-// and arrays are '_'.
+// ':', '$', '*', '%', '~', ',', '_', '#', '(', '=', '>', and '|' for an
+// attribute, whose elems are its map's keys and values then the reply it
+// precedes); nil bulk strings and arrays are '_'.
 type reply struct {
 	typ   byte
 	str   string
@@ -118,7 +119,7 @@ type reply struct {
 
 func (r reply) String() string {
 	switch r.typ {
-	case '*', '%', '~', '>':
+	case '*', '%', '~', '>', '|':
 		parts := make([]string, len(r.elems))
 		for i, e := range r.elems {
 			parts[i] = e.String()
@@ -219,7 +220,7 @@ func (c *client) read() (reply, error) {
 			return reply{}, err
 		}
 		return reply{typ: '$', str: string(buf[:n])}, nil
-	case '*', '%', '~', '>':
+	case '*', '%', '~', '>', '|':
 		n, err := strconv.Atoi(rest)
 		if err != nil {
 			return reply{}, err
@@ -227,8 +228,11 @@ func (c *client) read() (reply, error) {
 		if n < 0 {
 			return reply{typ: '_'}, nil
 		}
-		if t == '%' {
+		if t == '%' || t == '|' {
 			n *= 2
+		}
+		if t == '|' {
+			n++ // an attribute's map, then the reply it goes with
 		}
 		r := reply{typ: t, elems: make([]reply, 0, n)}
 		for range n {

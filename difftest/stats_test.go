@@ -165,12 +165,11 @@ func infoValue(info, field string) string {
 	return ""
 }
 
-// infoHeaders lists an INFO text's section headers, without "Modules"
-// (slotraft has no modules, so no such section).
+// infoHeaders lists an INFO text's section headers.
 func infoHeaders(info string) string {
 	var out []string
 	for _, line := range strings.Split(info, "\r\n") {
-		if h, ok := strings.CutPrefix(line, "# "); ok && h != "Modules" {
+		if h, ok := strings.CutPrefix(line, "# "); ok {
 			out = append(out, h)
 		}
 	}

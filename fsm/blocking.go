@@ -501,6 +501,25 @@ func (s *State) Waiters() []Blocked {
 	return blockedOf(s.blk.sorted())
 }
 
+// BlockingStats are INFO's counts of a group's blocked commands: the keys
+// some command waits on, those of them some command waits on to be
+// deleted too (XREADGROUP's, Redis's unblock_on_nokey), and the waiting
+// commands with a timeout.
+type BlockingStats struct{ Keys, KeysOnNoKey, WithTimeout int }
+
+// BlockingStats counts the group's blocked commands and their keys.
+func (s *State) BlockingStats() BlockingStats {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := BlockingStats{Keys: len(s.blk.queues), KeysOnNoKey: len(s.blk.gone)}
+	for _, w := range s.blk.waiters {
+		if w.deadline != 0 {
+			st.WithTimeout++
+		}
+	}
+	return st
+}
+
 func blockedOf(ws []*waiter) []Blocked {
 	out := make([]Blocked, len(ws))
 	for i, w := range ws {

@@ -400,6 +400,14 @@ func (s *State) functionsView() *functionSet {
 	return s.scripts.functions.set()
 }
 
+// FunctionCount is the number of functions the group's libraries hold
+// (INFO's number_of_functions).
+func (s *State) FunctionCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.scripts.functions.set().funcs)
+}
+
 // LibraryCount is the number of libraries the group holds (INFO, tests).
 func (s *State) LibraryCount() int {
 	s.mu.RLock()

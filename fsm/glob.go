@@ -1,5 +1,7 @@
 package fsm
 
+import "math/rand/v2"
+
 // Match reports whether s matches the glob-style pattern exactly as Redis's
 // stringmatchlen (case-sensitive) decides, for KEYS, SCAN MATCH and
 // PSUBSCRIBE: '*' any run, '?' one byte, "[abc]", "[^a]", "[a-z]" (ends in
@@ -110,5 +112,20 @@ func matchClass(p []byte, c byte) ([]byte, bool) {
 			}
 		}
 		p = p[1:]
+	}
+}
+
+// MatchFuzzTest runs Match on n random patterns and strings, as Redis's
+// stringmatchlen_fuzz_test (DEBUG STRINGMATCH-TEST): it must never panic
+// or loop, whatever the input.
+func MatchFuzzTest(n int) {
+	r := rand.New(rand.NewPCG(uint64(n), 1))
+	var pat, str [32]byte
+	for range n {
+		for i := range pat {
+			pat[i] = byte(r.IntN(256))
+			str[i] = byte(r.IntN(256))
+		}
+		Match(pat[:r.IntN(len(pat))], str[:r.IntN(len(str))])
 	}
 }

@@ -38,6 +38,11 @@ const (
 	NotifyKeyMiss  NotifyClass = 1 << 11 // m: never emitted (reads do not apply)
 	NotifyModule   NotifyClass = 1 << 13 // d: never emitted (no modules)
 	NotifyNew      NotifyClass = 1 << 14 // n: a key was created
+	// NotifyCount is no Redis class and no letter: it makes an entry
+	// count the expired keys it deletes and the writes it applies
+	// (ApplyResult.Expired and Changes, INFO's expired_keys and
+	// rdb_changes_since_last_save), which the group's leader asks for.
+	NotifyCount NotifyClass = 1 << 31
 	// NotifyAll is the A alias; like Redis it leaves out m and n.
 	NotifyAll = NotifyGeneric | NotifyString | NotifyList | NotifySet | NotifyHash |
 		NotifyZSet | NotifyExpired | NotifyEvicted | NotifyStream | NotifyModule
@@ -152,12 +157,12 @@ func (c *Ctx) notify(class NotifyClass, event string, key []byte) {
 // and dbAdd report: "expired" for an expired leftover the write replaces
 // and "new" when no live key was there.
 func (c *Ctx) notifyWrite(key []byte) {
-	if c.notifyOn&(NotifyNew|NotifyExpired) == 0 {
+	if c.notifyOn&(NotifyNew|NotifyExpired|NotifyCount) == 0 {
 		return
 	}
 	raw := c.Store.GetRaw(key)
 	if raw != nil && raw.ExpiredAt(c.Now) {
-		c.notify(NotifyExpired, "expired", key)
+		c.expiredKey(key)
 		raw = nil
 	}
 	if raw == nil {
@@ -168,19 +173,29 @@ func (c *Ctx) notifyWrite(key []byte) {
 // notifyGone records "expired" when key holds an expired leftover that is
 // about to be deleted (Redis deletes it, with this event, on first access).
 func (c *Ctx) notifyGone(key []byte) {
-	if c.notifyOn&NotifyExpired == 0 {
+	if c.notifyOn&(NotifyExpired|NotifyCount) == 0 {
 		return
 	}
 	if raw := c.Store.GetRaw(key); raw != nil && raw.ExpiredAt(c.Now) {
-		c.notify(NotifyExpired, "expired", key)
+		c.expiredKey(key)
 	}
+}
+
+// expiredKey records the deletion of key's expired leftover: its
+// "expired" event, and one more expired key when they are counted
+// (Redis's deleteExpiredKeyAndPropagate counts stat_expiredkeys).
+func (c *Ctx) expiredKey(key []byte) {
+	if c.notifyOn&NotifyCount != 0 {
+		c.Expired++
+	}
+	c.notify(NotifyExpired, "expired", key)
 }
 
 // changedEvent is changed(key, o) that records the command's event first,
 // then "del" if the change left the collection empty (the key is gone), as
 // Redis's commands do.
 func (c *Ctx) changedEvent(class NotifyClass, event string, key []byte, o *store.Object) {
-	if c.notifyOn != 0 {
+	if c.notifyOn&^NotifyCount != 0 {
 		c.notify(class, event, key)
 		if o.Coll.Len() == 0 {
 			c.notify(NotifyGeneric, "del", key)

@@ -56,13 +56,29 @@ func objEncoding(c *Ctx, args [][]byte) resp.Value {
 	if o == nil {
 		return resp.Null()
 	}
+	return resp.BulkString(EncodingOf(o))
+}
+
+// EncodingOf is OBJECT ENCODING's answer for o.
+func EncodingOf(o *store.Object) string {
 	if o.Type != store.TypeString {
 		if e, ok := o.Coll.(interface{ Encoding() string }); ok {
-			return resp.BulkString(e.Encoding())
+			return e.Encoding()
 		}
-		return resp.BulkString(typeEncoding(o.Type))
+		return typeEncoding(o.Type)
 	}
-	return resp.BulkString(encoding(o.Str))
+	return encoding(o.Str)
+}
+
+// SerializedLength is the length of o's value in Redis's RDB form (what
+// DUMP writes, without its type byte, version and checksum), as DEBUG
+// OBJECT's serializedlength; 0 for a value DUMP cannot write (a stream).
+func SerializedLength(o *store.Object) int {
+	v, ok := dumpValue(o)
+	if !ok {
+		return 0
+	}
+	return len(rdbDump(v)) - 11
 }
 
 // typeEncoding is the encoding reported for a collection that does not

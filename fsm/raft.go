@@ -14,8 +14,9 @@ type FSM struct {
 	group  uint32
 	logger *slog.Logger
 	state  *State
-	hook   func(BlockEvent) // blocking commands' events; set before Raft starts
-	notify func([]Event)    // keyspace events (notify.go); set before Raft starts
+	hook   func(BlockEvent)           // blocking commands' events; set before Raft starts
+	notify func([]Event)              // keyspace events (notify.go); set before Raft starts
+	counts func(expired, changes int) // counted by an entry (SetCountHook); set before Raft starts
 }
 
 // ApplyResult is what FSM.Apply returns for an entry: one outcome per
@@ -29,6 +30,10 @@ type ApplyResult struct {
 	Blocked  []Blocked
 	Deferred []Deferred
 	Events   []Event // keyspace events, when collected (SetNotifyHook)
+	// Expired is how many expired keys the entry deleted and Changes how
+	// many write commands it applied, when the classes asked for include
+	// NotifyCount.
+	Expired, Changes int
 }
 
 // SetBlockingHook sets fn to receive, synchronously in Apply and Restore,
@@ -44,6 +49,12 @@ func (f *FSM) SetNotifyHook(classes func() NotifyClass, fn func([]Event)) {
 	f.state.notifyClasses = classes
 	f.notify = fn
 }
+
+// SetCountHook sets fn to receive, in Apply, the number of expired keys
+// an entry deleted and of writes it applied, for entries whose classes
+// (SetNotifyHook) asked for NotifyCount and that counted some. Call it
+// before Raft starts.
+func (f *FSM) SetCountHook(fn func(expired, changes int)) { f.counts = fn }
 
 var _ raft.FSM = (*FSM)(nil)
 
@@ -78,6 +89,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 			}
 			if f.notify != nil && len(r.Events) > 0 {
 				f.notify(r.Events)
+			}
+			if f.counts != nil && r.Expired+r.Changes > 0 {
+				f.counts(r.Expired, r.Changes)
 			}
 			return r
 		}

@@ -26,11 +26,14 @@ type Reader interface {
 	Setting(key string) string
 	// Waiters lists the blocked commands in id order.
 	Waiters() []Blocked
+	// BlockingStats counts the blocked commands and their keys.
+	BlockingStats() BlockingStats
 
 	ScriptCount() int
 	HasScript(sha string) bool
 	ScriptBody(sha string) ([]byte, bool)
 	LibraryCount() int
+	FunctionCount() int
 	FunctionRead(op [][]byte) resp.Value
 	FunctionDump() []byte
 	FunctionApplied(op [][]byte) bool

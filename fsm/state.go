@@ -88,7 +88,10 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 			res.Outcomes[i] = s.applyCommand(c, args, i, e.Term, res)
 			s.serveReady(c, e.Term, res)
 		}
-		res.Events = c.Events
+		res.Events, res.Expired = c.Events, c.Expired
+		if c.notifyOn&NotifyCount != 0 {
+			res.Changes = changes(e.Cmds, res.Outcomes)
+		}
 		return res, nil
 	case EntryMigrate:
 		s.lastNow = now
@@ -109,7 +112,7 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 	case EntryExpire:
 		s.lastNow = now
 		if len(e.Cmds) > 0 {
-			res.Events = s.expire(now, e.Cmds[0])
+			res.Events, res.Expired = s.expire(now, e.Cmds[0])
 		}
 		return res, nil
 	case EntryUnblock &^ IgnoreUnknown:
@@ -185,16 +188,32 @@ func safeRun(c *Ctx, cmd *Command, args [][]byte) (v resp.Value) {
 
 // expire deletes each key that is still expired at now (it may have been
 // rewritten since the leader proposed its deletion), with an "expired"
-// event for each when they are collected.
-func (s *State) expire(now int64, keys [][]byte) []Event {
+// event for each when they are collected, and their count when counted.
+func (s *State) expire(now int64, keys [][]byte) ([]Event, int) {
 	c := &Ctx{Store: s.store, Now: now, notifyOn: s.collected()}
 	for _, k := range keys {
 		if o := s.store.GetRaw(k); o != nil && o.ExpiredAt(now) {
 			s.store.Delete(k)
-			c.notify(NotifyExpired, "expired", k)
+			c.expiredKey(k)
 		}
 	}
-	return c.Events
+	return c.Events, c.Expired
+}
+
+// changes counts the write commands of an entry that ran without an
+// error (what INFO's rdb_changes_since_last_save adds up; Redis counts
+// each key or element a command changes, here each command counts one).
+func changes(cmds [][][]byte, out []Outcome) int {
+	n := 0
+	for i, args := range cmds {
+		if i >= len(out) || len(args) == 0 || out[i].Kind != OutcomeReply || out[i].Reply.IsError() {
+			continue
+		}
+		if cmd := Lookup(args[0]); cmd != nil && cmd.Meta.Is(resp.FlagWrite) {
+			n++
+		}
+	}
+	return n
 }
 
 // collected is the keyspace event classes the next entry collects.

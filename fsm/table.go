@@ -35,6 +35,9 @@ type Ctx struct {
 	// (notify.go), for the classes in notifyOn only (0: none).
 	Events   []Event
 	notifyOn NotifyClass
+	// Expired counts the expired leftovers the entry deleted (INFO's
+	// expired_keys), when notifyOn has NotifyCount.
+	Expired int
 	// lookups counts a read's key lookups that found a key or not
 	// (Redis's keyspace_hits and keyspace_misses, counted in
 	// lookupKeyRead); only reads count (Index 0).

@@ -133,11 +133,15 @@ func (c *Command) flagNames() []string {
 	return f.Names()
 }
 
-// KeySpecList returns the command's key specifications: KeySpecs when set,
-// else one derived from FirstKey/LastKey/Step (none for keyless or
-// movable-key commands without positions), flagged "RW access update" for
-// writes and "RO access" otherwise.
+// KeySpecList returns the command's key specifications: Redis 7.2's for a
+// command Redis knows (keyspecs_gen.go), else KeySpecs when set, else one
+// derived from FirstKey/LastKey/Step (none for keyless or movable-key
+// commands without positions), flagged "RW access update" for writes and
+// "RO access" otherwise.
 func (c *Command) KeySpecList() []KeySpec {
+	if rk, ok := redisKeyTable[c.Name]; ok && rk.specs != nil {
+		return rk.specs
+	}
 	if c.KeySpecs != nil || c.FirstKey <= 0 {
 		return c.KeySpecs
 	}

@@ -75,10 +75,17 @@ func TestCategories(t *testing.T) {
 }
 
 func TestKeySpecs(t *testing.T) {
+	// A command Redis knows has Redis's specs; another, specs derived
+	// from its key positions.
 	del := &Command{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1}
-	want := []KeySpec{{Flags: []string{"RW", "access", "update"}, Index: 1, LastKey: -1, KeyStep: 1}}
+	want := []KeySpec{{Flags: []string{"RM", "delete"}, Index: 1, LastKey: -1, KeyStep: 1}}
 	if got := del.KeySpecList(); !reflect.DeepEqual(got, want) {
 		t.Errorf("del key specs = %+v", got)
+	}
+	mydel := &Command{Name: "mydel", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1}
+	want = []KeySpec{{Flags: []string{"RW", "access", "update"}, Index: 1, LastKey: -1, KeyStep: 1}}
+	if got := mydel.KeySpecList(); !reflect.DeepEqual(got, want) {
+		t.Errorf("mydel key specs = %+v", got)
 	}
 	ping := &Command{Name: "ping", Arity: -1, Flags: FlagFast}
 	if got := ping.Info().Elems; got[3].Int != 0 || got[4].Int != 0 || got[5].Int != 0 || len(got[8].Elems) != 0 {

@@ -308,6 +308,21 @@ func FormatDouble(f float64, resp3 bool) []byte {
 	return appendDtoa(nil, f)
 }
 
+// FormatDtoa formats f as Redis's fpconv_dtoa: "inf", "-inf", "nan",
+// "0"/"-0", else appendDtoa's layout (integral values too: 1e+17).
+func FormatDtoa(f float64) []byte {
+	if b, ok := FormatNonFinite(f); ok {
+		return b
+	}
+	if f == 0 {
+		if math.Signbit(f) {
+			return []byte("-0")
+		}
+		return []byte("0")
+	}
+	return appendDtoa(nil, f)
+}
+
 // appendDtoa lays out the shortest digits of f (non-zero, finite) as
 // fpconv_dtoa's emit_digits does: value = digits * 10^k.
 func appendDtoa(buf []byte, f float64) []byte {

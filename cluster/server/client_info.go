@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slotraft/slotraft/fsm"
 )
 
 // CLIENT LIST and CLIENT INFO lines. A line is rendered on whichever
@@ -30,6 +32,7 @@ type published struct {
 	qbufFree int
 	rbs      int // reply buffer capacity
 	obl      int // reply bytes queued and not written
+	watches  []fsm.Watch
 	closing  bool
 }
 
@@ -50,6 +53,12 @@ func (c *client) publish() {
 		p.qbuf = c.conn.rd.Buffered()
 	}
 	p.rbs, p.obl = cap(c.conn.out), len(c.conn.out)
+	if c.tx != nil {
+		p.watches = c.tx.watches // appended to, never changed: the prefix stays valid
+	}
+	if c.conn.io != nil {
+		c.conn.io.peakIn.note(p.qbuf + p.qbufFree)
+	}
 	c.mu.Lock()
 	c.pub = p
 	c.mu.Unlock()

@@ -9,12 +9,6 @@ import (
 
 // COMMAND and its subcommands, over the full table (data + node commands).
 
-var (
-	errGetKeysCommand = resp.NewError("ERR Invalid command specified")
-	errGetKeysNoKeys  = resp.NewError("ERR The command has no key arguments")
-	errGetKeysArity   = resp.NewError("ERR Invalid number of arguments specified for command")
-)
-
 func commandCommand() *command {
 	acl := []string{"slow", "connection"}
 	sub := func(name string, arity int, since, summary, complexity string, run nodeHandler) *command {
@@ -27,7 +21,8 @@ func commandCommand() *command {
 	c := container(meta,
 		sub("count", 2, "2.8.13", "Returns a count of commands.", "O(1)", cmdCommandCount),
 		sub("docs", -2, "7.0.0", "Returns documentary information about one, multiple or all commands.", "O(N) where N is the number of commands to look up", cmdCommandDocs),
-		sub("getkeys", -3, "2.8.13", "Extracts the key names from an arbitrary command.", "O(N) where N is the number of arguments to the command", cmdCommandGetKeys),
+		sub("getkeys", -3, "2.8.13", "Extracts the key names from an arbitrary command.", "O(N) where N is the number of arguments to the command", cmdCommandGetKeys(false)),
+		sub("getkeysandflags", -3, "7.0.0", "Extracts the key names and access flags for an arbitrary command.", "O(N) where N is the number of arguments to the command", cmdCommandGetKeys(true)),
 		sub("help", 2, "5.0.0", "Returns helpful text about the different subcommands.", "O(1)", cmdCommandHelp),
 		sub("info", -2, "2.8.13", "Returns information about one, multiple or all commands.", "O(N) where N is the number of commands to look up", cmdCommandInfo),
 		sub("list", -2, "7.0.0", "Returns a list of command names.", "O(N) where N is the total number of Redis commands", cmdCommandList),
@@ -97,29 +92,41 @@ func cmdCommandDocs(s *Server, _ *client, args [][]byte) resp.Value {
 	return resp.Map(out...)
 }
 
-func cmdCommandGetKeys(s *Server, _ *client, args [][]byte) resp.Value {
-	cmd := s.table.lookup(args[2])
-	if cmd == nil {
-		return resp.Err(errGetKeysCommand)
-	}
-	meta := cmd.meta
-	target := args[2:]
-	if len(meta.Subcommands) > 0 && len(target) > 1 {
-		if sc := s.lookupMeta([]byte(meta.Name + "|" + string(target[1]))); sc != nil {
-			meta = sc
+// cmdCommandGetKeys is COMMAND GETKEYS and (withFlags) GETKEYSANDFLAGS:
+// Redis 7.2's keys of a full command, each with its key-spec flags
+// (resp.Command.GetKeys), and Redis's errors. A container names its
+// subcommand: an unknown one is an invalid command, the container alone
+// has no key arguments.
+func cmdCommandGetKeys(withFlags bool) nodeHandler {
+	return func(s *Server, _ *client, args [][]byte) resp.Value {
+		target := args[2:]
+		cmd := s.table.lookup(target[0])
+		if cmd == nil {
+			return resp.Err(resp.ErrGetKeysCommand)
 		}
+		meta := cmd.meta
+		if len(meta.Subcommands) > 0 && len(target) > 1 {
+			if meta = s.lookupMeta([]byte(meta.Name + "|" + string(target[1]))); meta == nil {
+				return resp.Err(resp.ErrGetKeysCommand)
+			}
+		}
+		keys, err := meta.GetKeys(target)
+		if err != nil {
+			return resp.Err(err)
+		}
+		out := make([]resp.Value, len(keys))
+		for i, k := range keys {
+			out[i] = resp.Bulk(target[k.Pos])
+			if withFlags {
+				flags := make([]resp.Value, len(k.Flags))
+				for j, f := range k.Flags {
+					flags[j] = resp.Status(f)
+				}
+				out[i] = resp.Array(out[i], resp.Set(flags...))
+			}
+		}
+		return resp.Array(out...)
 	}
-	if meta.FirstKey <= 0 && meta.Keys == nil {
-		return resp.Err(errGetKeysNoKeys)
-	}
-	if !meta.ArityOK(len(target)) {
-		return resp.Err(errGetKeysArity)
-	}
-	keys := meta.KeysOf(target)
-	if len(keys) == 0 {
-		return resp.Err(resp.NewError("ERR Invalid arguments specified for command"))
-	}
-	return resp.BulkArray(keys)
 }
 
 // cmdCommandList is COMMAND LIST [FILTERBY MODULE name | ACLCAT cat | PATTERN pattern].
@@ -185,6 +192,8 @@ func cmdCommandHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 		"    commands are returned.",
 		"GETKEYS <full-command>",
 		"    Return the keys from a full Redis command.",
+		"GETKEYSANDFLAGS <full-command>",
+		"    Return the keys and the access flags from a full Redis command.",
 	})
 }
 

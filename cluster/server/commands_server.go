@@ -95,19 +95,20 @@ func cmdSelect(_ *Server, _ *client, args [][]byte) resp.Value {
 
 // checkAuth checks a user and password. No password is configured, so the
 // default user is "nopass" (any password works) and no other user exists.
-func checkAuth(user, _ []byte) error {
+func (s *Server) checkAuth(user, _ []byte) error {
 	if string(user) != "default" {
+		s.io.authDenied.Add(1) // INFO's acl_access_denied_auth
 		return errWrongPass
 	}
 	return nil
 }
 
-func cmdAuth(_ *Server, _ *client, args [][]byte) resp.Value {
+func cmdAuth(s *Server, _ *client, args [][]byte) resp.Value {
 	switch len(args) {
 	case 2:
 		return resp.Err(errAuthNoPass)
 	case 3:
-		if err := checkAuth(args[1], args[2]); err != nil {
+		if err := s.checkAuth(args[1], args[2]); err != nil {
 			return resp.Err(err)
 		}
 		return resp.OK()
@@ -144,7 +145,7 @@ func cmdHello(s *Server, c *client, args [][]byte) resp.Value {
 		}
 	}
 	if user != nil {
-		if err := checkAuth(user, pass); err != nil {
+		if err := s.checkAuth(user, pass); err != nil {
 			return resp.Err(err)
 		}
 	}

@@ -2,10 +2,15 @@ package server
 
 import (
 	"fmt"
+	"hash/fnv"
+	"net"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slotraft/slotraft/cluster"
@@ -18,27 +23,34 @@ import (
 // lines joined by CRLF, sections separated by a blank line.
 
 // infoSection renders one section's fields; def: part of the default
-// set (INFO, INFO default), as in Redis 7.2.
+// set (INFO, INFO default), as in Redis 7.2; names: the names that select
+// it (lowercase).
 type infoSection struct {
 	name   string
 	def    bool
 	fields func(s *Server) [][2]string
+	names  []string
 }
 
-// infoSections are in Redis 7.2's order (genRedisInfoString).
+// infoSections are in Redis 7.2's order (genRedisInfoString). Redis's
+// Debug section (asked by name only) has no field with a meaning here and
+// is left out, as are Redis's fields that mean nothing here
+// (docs/compatibility.md, INFO). Fields of slotraft's own end their
+// section.
 var infoSections = []infoSection{
-	{"Server", true, (*Server).infoServer},
-	{"Clients", true, (*Server).infoClients},
-	{"Memory", true, (*Server).infoMemory},
-	{"Persistence", true, (*Server).infoPersistence},
-	{"Stats", true, (*Server).infoStats},
-	{"Replication", true, (*Server).infoReplication},
-	{"CPU", true, (*Server).infoCPU},
-	{"Commandstats", false, (*Server).infoCommandStats},
-	{"Errorstats", true, (*Server).infoErrorStats},
-	{"Latencystats", false, (*Server).infoLatencyStats},
-	{"Cluster", true, (*Server).infoCluster},
-	{"Keyspace", true, (*Server).infoKeyspace},
+	{"Server", true, (*Server).infoServer, nil},
+	{"Clients", true, (*Server).infoClients, nil},
+	{"Memory", true, (*Server).infoMemory, nil},
+	{"Persistence", true, (*Server).infoPersistence, nil},
+	{"Stats", true, (*Server).infoStats, nil},
+	{"Replication", true, (*Server).infoReplication, nil},
+	{"CPU", true, (*Server).infoCPU, nil},
+	{"Modules", true, func(*Server) [][2]string { return nil }, []string{"modules", "module_list"}},
+	{"Commandstats", false, (*Server).infoCommandStats, nil},
+	{"Errorstats", true, (*Server).infoErrorStats, nil},
+	{"Latencystats", false, (*Server).infoLatencyStats, nil},
+	{"Cluster", true, (*Server).infoCluster, nil},
+	{"Keyspace", true, (*Server).infoKeyspace, nil},
 }
 
 func infoCommand() *command {
@@ -59,7 +71,15 @@ func infoWanted(args [][]byte) func(sec infoSection) bool {
 	all := want["all"] || want["everything"]
 	def := len(args) == 0 || want["default"]
 	return func(sec infoSection) bool {
-		return all || def && sec.def || want[strings.ToLower(sec.name)]
+		if all || def && sec.def || want[strings.ToLower(sec.name)] {
+			return true
+		}
+		for _, n := range sec.names {
+			if want[n] {
+				return true
+			}
+		}
+		return false
 	}
 }
 
@@ -83,20 +103,64 @@ func cmdInfo(s *Server, _ *client, args [][]byte) resp.Value {
 
 func kv(k string, v any) [2]string { return [2]string{k, fmt.Sprint(v)} }
 
+// buildInfo is what the binary says of its source: the commit (8 hex
+// digits, Redis's redis_git_sha1), whether the tree had changes, and an id
+// of the build (a hash of the build's description, Redis's
+// redis_build_id).
+var buildInfo = sync.OnceValue(func() (b struct {
+	sha1, id string
+	dirty    int
+}) {
+	b.sha1, b.id = "00000000", "0"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			b.sha1 = st.Value[:min(8, len(st.Value))]
+		case "vcs.modified":
+			if st.Value == "true" {
+				b.dirty = 1
+			}
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte(bi.String()))
+	b.id = strconv.FormatUint(h.Sum64(), 16)
+	return b
+})
+
+// infoServer: Redis 7.2's fields. gcc_version is 0.0.0, what Redis
+// prints when not built by GCC; multiplexing_api is the poller of Go's
+// runtime; hz is the rate of the active expiry cycle (10 Hz, whatever the
+// hz parameter, which configured_hz shows).
 func (s *Server) infoServer() [][2]string {
 	up := time.Since(s.started)
 	exe, _ := os.Executable()
 	_, port := hostPort(s.n.Self().ClientAddr)
 	now := time.Now()
-	return [][2]string{
+	bi := buildInfo()
+	cfgFile := ""
+	if f := s.cfgFile.Load(); f != nil {
+		cfgFile = f.Path()
+		if abs, err := filepath.Abs(cfgFile); err == nil {
+			cfgFile = abs
+		}
+	}
+	out := [][2]string{
 		kv("redis_version", Version),
-		kv("redis_git_sha1", "00000000"),
-		kv("redis_git_dirty", 0),
+		kv("redis_git_sha1", bi.sha1),
+		kv("redis_git_dirty", bi.dirty),
+		kv("redis_build_id", bi.id),
 		kv("redis_mode", "cluster"),
-		kv("slotraft_go_version", runtime.Version()),
-		kv("os", runtime.GOOS+" "+runtime.GOARCH),
-		kv("arch_bits", 64),
-		kv("multiplexing_api", "goroutines"),
+		kv("os", unameString()),
+		kv("arch_bits", strconv.IntSize),
+		kv("monotonic_clock", "POSIX clock_gettime"),
+		kv("multiplexing_api", multiplexingAPI),
+		kv("atomicvar_api", "sync/atomic"),
+		kv("gcc_version", "0.0.0"),
 		kv("process_id", os.Getpid()),
 		kv("process_supervised", "no"),
 		kv("run_id", s.runID),
@@ -105,64 +169,162 @@ func (s *Server) infoServer() [][2]string {
 		kv("uptime_in_seconds", int64(up/time.Second)),
 		kv("uptime_in_days", int64(up/(24*time.Hour))),
 		kv("hz", 10),
-		kv("configured_hz", 10),
+		kv("configured_hz", s.configValue("hz")),
 		kv("lru_clock", (now.Unix())&((1<<24)-1)),
 		kv("executable", exe),
-		kv("config_file", ""),
+		kv("config_file", cfgFile),
 		kv("io_threads_active", 0),
 	}
+	if l := s.listenerInfo(); l != "" {
+		out = append(out, kv("listener0", l))
+	}
+	return append(out, kv("slotraft_go_version", runtime.Version()))
 }
 
+// listenerInfo is Redis 7.2's listener0 line of the client listener:
+// name=tcp,bind=<address>,port=<port>.
+func (s *Server) listenerInfo() string {
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
+	if ln == nil {
+		return ""
+	}
+	host, port := hostPort(ln.Addr().String())
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "*"
+		if ip.To4() == nil {
+			host = "-::*"
+		}
+	}
+	return fmt.Sprintf("name=tcp,bind=%s,port=%d", host, port)
+}
+
+// infoClients: Redis 7.2's fields with Redis 7.4's pubsub_clients,
+// watching_clients and total_watched_keys at 7.4's places. The blocking
+// counts are those of the groups led here (where blocked commands wait);
+// cluster_connections counts the cluster bus's open connections.
 func (s *Server) infoClients() [][2]string {
 	s.mu.Lock()
-	n := len(s.clients)
+	clients := make([]*client, 0, len(s.clients))
+	for _, c := range s.clients {
+		clients = append(clients, c)
+	}
 	s.mu.Unlock()
+	watching := 0
+	watched := map[string]struct{}{}
+	for _, c := range clients {
+		c.mu.Lock()
+		ws := c.pub.watches
+		c.mu.Unlock()
+		if len(ws) > 0 {
+			watching++
+		}
+		for _, w := range ws {
+			watched[string(w.Key)] = struct{}{}
+		}
+	}
+	var blk fsm.BlockingStats
+	for _, g := range s.ledGroups() {
+		_ = g.ReadStale(func(st fsm.Reader) {
+			b := st.BlockingStats()
+			blk.Keys += b.Keys
+			blk.KeysOnNoKey += b.KeysOnNoKey
+			blk.WithTimeout += b.WithTimeout
+		})
+	}
 	return [][2]string{
-		kv("connected_clients", n),
-		kv("cluster_connections", 0),
-		kv("maxclients", 10000),
+		kv("connected_clients", len(clients)),
+		kv("cluster_connections", s.n.BusConnections()),
+		kv("maxclients", s.connCfg.maxClients.Load()),
+		kv("client_recent_max_input_buffer", s.io.peakIn.get()),
+		kv("client_recent_max_output_buffer", s.io.peakOut.get()),
 		kv("blocked_clients", s.blockedN.Load()),
 		kv("tracking_clients", 0),
 		kv("pubsub_clients", s.ps.reg.clients.Load()),
-		kv("clients_in_timeout_table", 0),
-		kv("total_blocking_keys", 0),
+		kv("watching_clients", watching),
+		kv("clients_in_timeout_table", blk.WithTimeout),
+		kv("total_watched_keys", len(watched)),
+		kv("total_blocking_keys", blk.Keys),
+		kv("total_blocking_keys_on_nokey", blk.KeysOnNoKey),
 	}
 }
 
-// infoMemory: used_memory is the Go heap's bytes in objects, garbage not yet
+// infoMemory: Redis 7.2's fields that have a meaning here, in its order.
+// used_memory is the Go heap's bytes in objects, garbage not yet
 // collected included (run MEMORY PURGE first for the live heap);
-// used_memory_rss the process's resident set; slotraft_keys_held the keys
-// of every group hosted here (memory_cmd.go). used_memory_dataset is the
-// estimated size of the data of every group hosted here, what maxmemory
-// limits (cluster/eviction.go).
+// used_memory_rss the process's resident set; the overhead, startup and
+// allocator figures are MEMORY STATS' (memory_report.go).
+// used_memory_dataset is the estimated size of the data of every group
+// hosted here, what maxmemory limits (cluster/eviction.go);
+// slotraft_keys_held the keys of those groups (memory_cmd.go). Scripts
+// and functions are counted from one group (every group holds them all).
 func (s *Server) infoMemory() [][2]string {
 	mm := s.n.Eviction().MaxMemory
+	mh := s.memOverhead()
+	used, rss := mh.total, mh.rss
+	dataset := uint64(max(s.n.DataBytes(), 0))
+	scripts, libs, funcs := s.scriptCounts()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	used := m.HeapAlloc
-	peak := s.notePeak(used)
-	rss, ok := processRSS()
-	if !ok { // no /proc: what the runtime holds from the OS, a close upper bound
-		rss = m.Sys - m.HeapReleased
-	}
-	return [][2]string{
+	out := [][2]string{
 		kv("used_memory", used),
 		kv("used_memory_human", bytesToHuman(used)),
 		kv("used_memory_rss", rss),
 		kv("used_memory_rss_human", bytesToHuman(rss)),
-		kv("used_memory_peak", peak),
-		kv("used_memory_peak_human", bytesToHuman(peak)),
-		kv("used_memory_peak_perc", fmt.Sprintf("%.2f%%", 100*float64(used)/float64(max(peak, 1)))),
-		kv("used_memory_dataset", s.n.DataBytes()),
+		kv("used_memory_peak", mh.peak),
+		kv("used_memory_peak_human", bytesToHuman(mh.peak)),
+		kv("used_memory_peak_perc", fmt.Sprintf("%.2f%%", 100*ratio(used, mh.peak))),
+		kv("used_memory_overhead", mh.overhead),
+		kv("used_memory_startup", mh.startup),
+		kv("used_memory_dataset", dataset),
+		kv("used_memory_dataset_perc", fmt.Sprintf("%.2f%%", 100*float64(dataset)/float64(max(diff(used, mh.startup), 1)))),
+		kv("allocator_allocated", mh.allocated),
+		kv("allocator_active", mh.active),
+		kv("allocator_resident", mh.resident),
+	}
+	if sys := systemMemory(); sys > 0 {
+		out = append(out, kv("total_system_memory", sys), kv("total_system_memory_human", bytesToHuman(sys)))
+	}
+	out = append(out,
+		kv("number_of_cached_scripts", scripts),
+		kv("number_of_functions", funcs),
+		kv("number_of_libraries", libs),
 		kv("maxmemory", mm),
 		kv("maxmemory_human", bytesToHuman(uint64(mm))),
 		kv("maxmemory_policy", s.configValue("maxmemory-policy")),
+		kv("allocator_frag_ratio", fmt.Sprintf("%.2f", ratio(mh.active, mh.allocated))),
+		kv("allocator_frag_bytes", diff(mh.active, mh.allocated)),
+		kv("allocator_rss_ratio", fmt.Sprintf("%.2f", ratio(mh.resident, mh.active))),
+		kv("allocator_rss_bytes", diff(mh.resident, mh.active)),
+		kv("rss_overhead_ratio", fmt.Sprintf("%.2f", ratio(rss, mh.resident))),
+		kv("rss_overhead_bytes", diff(rss, mh.resident)),
+		kv("mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio(rss, used))),
+		kv("mem_fragmentation_bytes", diff(rss, used)),
 		kv("mem_not_counted_for_evict", 0),
-		kv("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1)))),
+		kv("mem_aof_buffer", 0),
 		kv("mem_allocator", "go-"+runtime.Version()),
+		kv("active_defrag_running", 0),
 		kv("go_gc_cycles", m.NumGC),
-		kv("slotraft_keys_held", s.keysHeld()),
+		kv("slotraft_keys_held", mh.keys),
+	)
+	return out
+}
+
+// scriptCounts are the scripts cached (the most any group led here holds:
+// SCRIPT LOAD reaches each of them, EVAL caches in the group it runs in)
+// and the libraries and functions loaded (read from one group hosted here:
+// FUNCTION LOAD reaches every group).
+func (s *Server) scriptCounts() (scripts, libs, funcs int) {
+	for _, g := range s.ledGroups() {
+		_ = g.ReadStale(func(st fsm.Reader) { scripts = max(scripts, st.ScriptCount()) })
 	}
+	for _, g := range s.n.Groups() {
+		if g.ReadStale(func(st fsm.Reader) { libs, funcs = st.LibraryCount(), st.FunctionCount() }) == nil {
+			break
+		}
+	}
+	return scripts, libs, funcs
 }
 
 // processRSS is the resident set size read from /proc/self/statm, as
@@ -199,9 +361,12 @@ func bytesToHuman(n uint64) string {
 	return fmt.Sprintf("%.2fT", f/(1024*1024*1024*1024))
 }
 
+// infoPersistence: durability is the Raft log (fsync'd on a quorum before
+// a write is acknowledged) plus Raft snapshots, which SAVE and BGSAVE take
+// (cluster/save.go): the rdb_* fields are those snapshots'; there is no
+// fork (no copy-on-write figures) and no AOF (Redis's values with
+// appendonly no).
 func (s *Server) infoPersistence() [][2]string {
-	// Durability is the Raft log (fsync'd before a write is acknowledged) plus
-	// Raft snapshots; there is no RDB or AOF.
 	st := s.n.SaveStatus()
 	status, cur, running := "ok", int64(-1), 0
 	if !st.LastOK {
@@ -210,21 +375,39 @@ func (s *Server) infoPersistence() [][2]string {
 	if st.InProgress {
 		cur, running = int64(time.Since(st.Started).Seconds()), 1
 	}
+	last := int64(-1)
+	if st.LastDuration >= 0 {
+		last = int64(st.LastDuration / time.Second)
+	}
 	return [][2]string{
 		kv("loading", 0),
 		kv("async_loading", 0),
+		kv("rdb_changes_since_last_save", st.Changes),
 		kv("rdb_bgsave_in_progress", running),
 		kv("rdb_last_save_time", st.LastSave.Unix()),
 		kv("rdb_last_bgsave_status", status),
+		kv("rdb_last_bgsave_time_sec", last),
 		kv("rdb_current_bgsave_time_sec", cur),
+		kv("rdb_saves", st.Saves),
 		kv("aof_enabled", 0),
 		kv("aof_rewrite_in_progress", 0),
+		kv("aof_rewrite_scheduled", 0),
+		kv("aof_last_rewrite_time_sec", -1),
+		kv("aof_current_rewrite_time_sec", -1),
+		kv("aof_last_bgrewrite_status", "ok"),
+		kv("aof_rewrites", 0),
+		kv("aof_rewrites_consecutive_failures", 0),
+		kv("aof_last_write_status", "ok"),
 	}
 }
 
 // infoStats are the Stats section's fields that mean something here,
-// in Redis 7.2's order.
+// in Redis 7.2's order (Redis 7.4's client_output_buffer_limit_disconnections
+// at 7.4's place), then slotraft's pub/sub forwarding counters. Expiry's
+// counters are those of the groups led here (cluster/expiry.go).
 func (s *Server) infoStats() [][2]string {
+	ex := s.n.ExpiryStats()
+	channels, patterns, shard := s.ps.reg.counts()
 	f := [][2]string{
 		kv("total_connections_received", s.stats.connections.Load()),
 		kv("total_commands_processed", s.stats.commands.Load()),
@@ -234,14 +417,37 @@ func (s *Server) infoStats() [][2]string {
 		kv("instantaneous_input_kbps", fmt.Sprintf("%.2f", s.inst.rate(instNetIn)/1024)),
 		kv("instantaneous_output_kbps", fmt.Sprintf("%.2f", s.inst.rate(instNetOut)/1024)),
 		kv("rejected_connections", s.stats.rejected.Load()),
+		kv("expired_keys", ex.ExpiredKeys),
+		kv("expired_stale_perc", fmt.Sprintf("%.2f", ex.StalePerc)),
+		kv("expired_time_cap_reached_count", ex.TimeCapReached),
+		kv("expire_cycle_cpu_milliseconds", ex.CycleCPUMillis),
 	}
 	f = append(f, s.infoEviction()...) // maxmemory.go
-	f = append(f,
+	forwarded, dropped := s.n.ForwardStats()
+	return append(f,
 		kv("keyspace_hits", s.cstats.hits.Load()),
 		kv("keyspace_misses", s.cstats.misses.Load()),
+		kv("pubsub_channels", channels),
+		kv("pubsub_patterns", patterns),
+		kv("pubsubshard_channels", shard),
+		kv("tracking_total_keys", 0),
+		kv("tracking_total_items", 0),
+		kv("tracking_total_prefixes", 0),
 		kv("total_error_replies", s.cstats.errTotal.Load()),
+		kv("total_reads_processed", s.io.reads.Load()),
+		kv("total_writes_processed", s.io.writes.Load()),
+		kv("io_threaded_reads_processed", 0),
+		kv("io_threaded_writes_processed", 0),
+		kv("client_output_buffer_limit_disconnections", s.ps.obufKills.Load()),
+		kv("reply_buffer_shrinks", s.io.shrinks.Load()),
+		kv("reply_buffer_expands", s.io.expands.Load()),
+		kv("acl_access_denied_auth", s.io.authDenied.Load()),
+		kv("acl_access_denied_cmd", 0),
+		kv("acl_access_denied_key", 0),
+		kv("acl_access_denied_channel", 0),
+		kv("pubsub_forwarded_messages", forwarded),
+		kv("pubsub_forward_dropped_messages", dropped),
 	)
-	return append(f, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
 }
 
 // infoReplication is the replication section: the role as ROLE reads it
@@ -272,8 +478,15 @@ func (s *Server) infoReplication() [][2]string {
 	)
 }
 
+// infoCPU: the process's CPU times from getrusage, as Redis; Redis's
+// main-thread times mean nothing for Go's scheduler and are left out.
 func (s *Server) infoCPU() [][2]string {
-	return [][2]string{kv("goroutines", runtime.NumGoroutine()), kv("gomaxprocs", runtime.GOMAXPROCS(0))}
+	var out [][2]string
+	if sys, user, sysC, userC, ok := cpuTimes(); ok {
+		out = append(out, kv("used_cpu_sys", sys), kv("used_cpu_user", user),
+			kv("used_cpu_sys_children", sysC), kv("used_cpu_user_children", userC))
+	}
+	return append(out, kv("goroutines", runtime.NumGoroutine()), kv("gomaxprocs", runtime.GOMAXPROCS(0)))
 }
 
 func (s *Server) infoCluster() [][2]string { return [][2]string{kv("cluster_enabled", 1)} }
@@ -306,20 +519,3 @@ func (s *Server) infoKeyspace() [][2]string {
 
 // ttlSamples is how many deadlines avg_ttl looks at per group.
 const ttlSamples = 64
-
-// infoPubsub are INFO's pub/sub fields of the Stats section: Redis's
-// counts of this node's channels, patterns and shard channels, the
-// connections closed over their output limit, and slotraft's forwarding
-// counters (messages sent to other nodes, and dropped on the way).
-func (s *Server) infoPubsub() [][2]string {
-	channels, patterns, shard := s.ps.reg.counts()
-	forwarded, dropped := s.n.ForwardStats()
-	return [][2]string{
-		kv("pubsub_channels", channels),
-		kv("pubsub_patterns", patterns),
-		kv("pubsubshard_channels", shard),
-		kv("client_output_buffer_limit_disconnections", s.ps.obufKills.Load()),
-		kv("pubsub_forwarded_messages", forwarded),
-		kv("pubsub_forward_dropped_messages", dropped),
-	}
-}

@@ -64,15 +64,9 @@ func cmdMemoryHelp(*Server, *client, [][]byte) resp.Value {
 	})
 }
 
-// keysHeld counts the keys this node holds in memory: every group it hosts,
-// led or replicated, expired-but-not-deleted keys included. Unlike DBSIZE
-// (the groups led here) it is what this node's heap pays for.
-func (s *Server) keysHeld() int {
-	keys, _ := s.keysAndDeadlines()
-	return int(keys)
-}
-
-// keysAndDeadlines counts the keys held here (keysHeld) and those of them
+// keysAndDeadlines counts the keys this node holds in memory (every group
+// it hosts, led or replicated, expired-but-not-deleted keys included;
+// unlike DBSIZE, what this node's heap pays for) and those of them
 // with a deadline.
 func (s *Server) keysAndDeadlines() (keys, expiring uint64) {
 	for _, g := range s.n.Groups() {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"io"
 	"net"
 	"time"
 
@@ -99,7 +100,7 @@ func (s *Server) accept(nc net.Conn) *client {
 		_ = nc.Close()
 		return nil
 	}
-	c := newClient(s.nextID.Add(1), newClientConn(w, s.connCfg.limits()))
+	c := newClient(s.nextID.Add(1), newClientConn(w, s.connCfg.limits(), &s.io))
 	c.watch = w
 	s.clients[c.id] = c
 	s.conns.Add(1)
@@ -161,14 +162,25 @@ type clientConn struct {
 	nc  net.Conn
 	rd  *resp.RequestReader
 	out []byte
+	io  *ioStats // the server's counters; nil in tests
 }
 
-func newClientConn(nc net.Conn, lim resp.Limits) *clientConn {
-	return &clientConn{nc: nc, rd: resp.NewRequestReader(nc, lim)}
+func newClientConn(nc net.Conn, lim resp.Limits, st *ioStats) *clientConn {
+	var r io.Reader = nc
+	if st != nil {
+		r = countingReader{nc, st}
+	}
+	return &clientConn{nc: nc, rd: resp.NewRequestReader(r, lim), io: st}
 }
 
 // write queues b (a rendered reply) for the next flush.
-func (cc *clientConn) write(b []byte) { cc.out = append(cc.out, b...) }
+func (cc *clientConn) write(b []byte) {
+	was := cap(cc.out)
+	cc.out = append(cc.out, b...)
+	if was > 0 && cap(cc.out) != was && cc.io != nil {
+		cc.io.expands.Add(1)
+	}
+}
 
 // takeOutput hands over the replies queued and not yet written (a
 // subscriber's output queue takes them over, pubsub_output.go).
@@ -184,8 +196,15 @@ func (cc *clientConn) flush() error {
 		return nil
 	}
 	_, err := cc.nc.Write(cc.out)
+	if cc.io != nil {
+		cc.io.writes.Add(1)
+		cc.io.peakOut.note(len(cc.out))
+	}
 	if cap(cc.out) > 64*1024 {
 		cc.out = nil
+		if cc.io != nil {
+			cc.io.shrinks.Add(1)
+		}
 	} else {
 		cc.out = cc.out[:0]
 	}

@@ -41,7 +41,8 @@ type Server struct {
 	blockedN    atomic.Int64 // connections blocked or paused (INFO blocked_clients)
 	pause       pauseState   // CLIENT PAUSE (client_pause.go)
 	stats       serverStats
-	startupHeap uint64 // the Go heap when the server was made (MEMORY STATS' startup.allocated)
+	io          ioStats // reads, writes and buffers of the connections (io_stats.go)
+	startupHeap uint64  // the Go heap when the server was made (MEMORY STATS' startup.allocated)
 
 	ps  *pubsub  // subscriptions, fan-out, output limits (pubsub.go)
 	mon monitors // MONITOR's connections (monitor.go)

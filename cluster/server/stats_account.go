@@ -173,4 +173,7 @@ func (s *Server) resetStats() {
 	s.ps.obufKills.Store(0)
 	s.n.ResetForwardStats()
 	s.n.ResetEvictionStats()
+	s.n.ResetExpiryStats()
+	s.n.ResetSaveCount()
+	s.io.reset()
 }

@@ -144,12 +144,14 @@ func TestInfoSections(t *testing.T) {
 		args string
 		want string
 	}{
-		{"", "Server Clients Memory Persistence Stats Replication CPU Errorstats Cluster Keyspace"},
-		{"default", "Server Clients Memory Persistence Stats Replication CPU Errorstats Cluster Keyspace"},
-		{"all", "Server Clients Memory Persistence Stats Replication CPU Commandstats Errorstats Latencystats Cluster Keyspace"},
-		{"everything", "Server Clients Memory Persistence Stats Replication CPU Commandstats Errorstats Latencystats Cluster Keyspace"},
+		{"", "Server Clients Memory Persistence Stats Replication CPU Modules Errorstats Cluster Keyspace"},
+		{"default", "Server Clients Memory Persistence Stats Replication CPU Modules Errorstats Cluster Keyspace"},
+		{"all", "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace"},
+		{"everything", "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace"},
 		{"COMMANDSTATS server", "Server Commandstats"},
-		{"default commandstats", "Server Clients Memory Persistence Stats Replication CPU Commandstats Errorstats Cluster Keyspace"},
+		{"default commandstats", "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Cluster Keyspace"},
+		{"module_list MODULES", "Modules"},
+		{"debug", ""},
 		{"nosuch", ""},
 	} {
 		wanted := infoWanted(cluster.Argv(strings.Fields(tc.args)...))

@@ -37,7 +37,7 @@ func buildCommandTable() *commandTable {
 func nodeCommands() []*command {
 	var out []*command
 	out = append(out, serverCommands()...)
-	out = append(out, commandCommand(), infoCommand())
+	out = append(out, commandCommand(), infoCommand(), debugCommand())
 	out = append(out, memoryCommands()...)
 	out = append(out, multiCommands()...)
 	out = append(out, clusterCommands()...)

@@ -33,6 +33,10 @@ type Options struct {
 	GroupsPerNode int
 	// MoveParallel: slots a source group moves at once (cluster.Config).
 	MoveParallel int
+	// ConfigFile, if set, is a Redis config file every node's server
+	// starts with (as slotraft server --config), for immutable parameters
+	// such as enable-debug-command.
+	ConfigFile string
 }
 
 // Cluster is a running in-process cluster.
@@ -143,6 +147,16 @@ func (c *Cluster) start(i int, clientLn, busLn net.Listener) error {
 		return err
 	}
 	srv := server.New(n, c.logger.With("node", nd.peer.ID))
+	if c.opts.ConfigFile != "" {
+		f, err := server.ReadConfigFile(c.opts.ConfigFile, nil)
+		if err == nil {
+			err = srv.UseConfigFile(f)
+		}
+		if err != nil {
+			clientLn.Close()
+			return errors.Join(err, srv.Close(), n.Close())
+		}
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(clientLn) }()
 	c.mu.Lock()

@@ -75,6 +75,14 @@ func New(cfg Config) (*Mux, error) {
 // Addr is the bound bus address.
 func (m *Mux) Addr() net.Addr { return m.cfg.Listener.Addr() }
 
+// Conns is how many bus connections are open (handshaking, accepted or
+// dialled): INFO's cluster_connections.
+func (m *Mux) Conns() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.conns)
+}
+
 // Close stops accepting, closes every stream and connection, and waits for
 // the Mux's goroutines.
 func (m *Mux) Close() error {
