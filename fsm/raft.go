@@ -16,6 +16,9 @@ type FSM struct {
 	state  *State
 	hook   func(BlockEvent) // blocking commands' events; set before Raft starts
 	notify func([]Event)    // keyspace events (notify.go); set before Raft starts
+	// track receives the keys each entry touched (tracking.go); set before
+	// Raft starts.
+	track func(seed uint64, touched []TouchedKey)
 }
 
 // ApplyResult is what FSM.Apply returns for an entry: one outcome per
@@ -29,6 +32,9 @@ type ApplyResult struct {
 	Blocked  []Blocked
 	Deferred []Deferred
 	Events   []Event // keyspace events, when collected (SetNotifyHook)
+	// Touched are the keys the entry changed and read, when collected
+	// (SetTrackHook).
+	Touched []TouchedKey
 }
 
 // SetBlockingHook sets fn to receive, synchronously in Apply and Restore,
@@ -78,6 +84,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 			}
 			if f.notify != nil && len(r.Events) > 0 {
 				f.notify(r.Events)
+			}
+			if f.track != nil && len(r.Touched) > 0 {
+				f.track(e.Seed, r.Touched)
 			}
 			return r
 		}

@@ -117,12 +117,13 @@ func (s *Server) infoClients() [][2]string {
 	s.mu.Lock()
 	n := len(s.clients)
 	s.mu.Unlock()
+	trackingClients, _, _, _ := s.trk.stats()
 	return [][2]string{
 		kv("connected_clients", n),
 		kv("cluster_connections", 0),
 		kv("maxclients", 10000),
 		kv("blocked_clients", s.blockedN.Load()),
-		kv("tracking_clients", 0),
+		kv("tracking_clients", trackingClients),
 		kv("pubsub_clients", s.ps.reg.clients.Load()),
 		kv("clients_in_timeout_table", 0),
 		kv("total_blocking_keys", 0),
@@ -239,9 +240,15 @@ func (s *Server) infoStats() [][2]string {
 	f = append(f,
 		kv("keyspace_hits", s.cstats.hits.Load()),
 		kv("keyspace_misses", s.cstats.misses.Load()),
+	)
+	f = append(f, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
+	_, keys, items, prefixes := s.trk.stats()
+	return append(f,
+		kv("tracking_total_keys", keys),
+		kv("tracking_total_items", items),
+		kv("tracking_total_prefixes", prefixes),
 		kv("total_error_replies", s.cstats.errTotal.Load()),
 	)
-	return append(f, s.infoPubsub()...) // pubsub_channels & co. (pubsub_commands.go)
 }
 
 // infoReplication is the replication section: the role as ROLE reads it
