@@ -44,8 +44,9 @@ import (
 // A flush (FLUSHALL, FLUSHDB, a restore from a snapshot) is a group's: a
 // FLUSHALL on this node flushes every group it leads, one entry each. A
 // client gets Redis's null invalidation ("everything") at the first of
-// them, and at a later one only if it ran some command since: a client
-// that did nothing since its last null holds nothing it could have cached.
+// them, and at a later one only if it read something since (or since it
+// turned tracking on): a client that read nothing since its last null
+// holds nothing it could have cached.
 
 // Tracking constants.
 const (
@@ -200,8 +201,12 @@ func (t *tracker) rememberLocked(id uint64, keys [][]byte) {
 // invalidate is Redis's trackingInvalidateKey: key changed (by the client
 // changer, 0 for none): it is queued for the BCAST prefixes it matches
 // (bcast), and every client that may cache it is sent an invalidation, but
-// a NOLOOP client for its own change; then nobody tracks it any more.
-// t.mu is held.
+// a NOLOOP client for its own change; then nobody tracks it any more but
+// that NOLOOP client. Redis forgets it too; here the change may be
+// processed after the client read the key again (its read, outside the
+// log, remembered the key at once), and forgetting that read would leave
+// its cache stale for good, so it stays: at worst it is told of a later
+// change it did not cache. t.mu is held.
 func (t *tracker) invalidate(key []byte, changer uint64, bcast bool) {
 	if bcast && len(t.prefixes) > 0 {
 		for p, bs := range t.prefixes {
@@ -215,21 +220,31 @@ func (t *tracker) invalidate(key []byte, changer uint64, bcast bool) {
 		return
 	}
 	var payload []byte
+	kept := false
 	for id := range ids {
 		tc := t.clients[id]
 		if tc == nil {
 			continue // gone, or tracking went off
 		}
 		tc.c.mu.Lock()
-		skip := tc.c.trk.bcast || (tc.c.trk.noloop && id == changer)
+		bcastNow, own := tc.c.trk.bcast, tc.c.trk.noloop && id == changer
 		tc.c.mu.Unlock()
-		if skip {
+		if own {
+			kept = true
+			continue
+		}
+		if bcastNow {
 			continue
 		}
 		if payload == nil {
 			payload = appendKeysArray(nil, [][]byte{key})
 		}
 		t.send(tc.c, payload)
+	}
+	if kept {
+		t.items -= len(ids) - 1
+		t.table[string(key)] = map[uint64]struct{}{changer: {}}
+		return
 	}
 	t.items -= len(ids)
 	delete(t.table, string(key))
@@ -243,7 +258,7 @@ func (t *tracker) flush() {
 		if !tc.dirty {
 			continue
 		}
-		tc.dirty = false
+		tc.dirty = false // until it reads again (rememberLocked)
 		// The null is spelt in the tracking client's protocol, even when it
 		// goes to another client, as Redis does.
 		null := []byte("$-1\r\n")
@@ -455,15 +470,6 @@ func (t *tracker) disable(c *client) {
 			t.s.n.SetTracking(false)
 		}
 	}
-}
-
-// touched marks c as possibly caching again: it ran a command.
-func (t *tracker) touched(c *client) {
-	t.mu.Lock()
-	if tc := t.clients[c.id]; tc != nil {
-		tc.dirty = true
-	}
-	t.mu.Unlock()
 }
 
 // setMaxKeys is CONFIG SET tracking-table-max-keys: the new limit applies

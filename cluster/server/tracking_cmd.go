@@ -226,15 +226,13 @@ func proposeCtx(ctx context.Context, c *client) context.Context {
 
 // afterTracked runs after each command of a tracking client (the last of
 // a run): CLIENT CACHING lasts for one command, or one transaction, and
-// does not end with a CLIENT command, as in Redis; and the client may hold
-// cached values again (tracker.flush).
+// does not end with a CLIENT command, as in Redis.
 func (s *Server) afterTracked(c *client, last [][]byte) {
 	if c.trk.caching && !inMulti(c) && !resp.EqualFold(last[0], "client") {
 		c.mu.Lock()
 		c.trk.caching = false
 		c.mu.Unlock()
 	}
-	s.trk.touched(c)
 }
 
 // pushTo delivers b, an invalidation for client c, now if c's connection
