@@ -36,7 +36,7 @@ type State struct {
 	// trackOn, if set, says per entry whether to collect the keys it
 	// touches (tracking.go); set before the first Apply.
 	trackOn func() bool
-	mig           migration // slot migration: out-marks, frozen keys (migrate.go)
+	mig     migration // slot migration: out-marks, frozen keys (migrate.go)
 	// outMarks is len(mig.out), readable without the lock: the router asks
 	// on every write whether its slot is migrating out, and almost never is.
 	outMarks atomic.Int32

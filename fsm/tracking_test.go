@@ -54,9 +54,9 @@ func eventKeys(events string) []string {
 // XPENDING, or the key BITFIELD created, would read something else), so
 // the extra invalidation is kept.
 var trackingExtra = map[string]string{
-	"XADD s 1-1 f v; XGROUP CREATE s g 0; XREADGROUP GROUP g c STREAMS s > || XACK s g 1-1":     "s",
+	"XADD s 1-1 f v; XGROUP CREATE s g 0; XREADGROUP GROUP g c STREAMS s > || XACK s g 1-1":       "s",
 	"XADD s 1-1 f v; XGROUP CREATE s g 0; XREADGROUP GROUP g c STREAMS s > || XCLAIM s g c 0 1-1": "s",
-	"|| BITFIELD k OVERFLOW FAIL INCRBY u8 0 300":                                              "k",
+	"|| BITFIELD k OVERFLOW FAIL INCRBY u8 0 300":                                                 "k",
 }
 
 func modifiedKeys(touched []TouchedKey) []string {

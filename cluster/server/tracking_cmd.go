@@ -25,9 +25,9 @@ type trackState struct {
 
 // trackOptions are CLIENT TRACKING ON's options.
 type trackOptions struct {
-	redirect                         uint64
-	bcast, optin, optout, noloop     bool
-	prefixes                         []string
+	redirect                     uint64
+	bcast, optin, optout, noloop bool
+	prefixes                     []string
 }
 
 var (

@@ -431,7 +431,7 @@ func TestTrackingInfoAndFlags(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		conn        *psConn
+		conn         *psConn
 		flags, redir string
 	}{{r, "t", id}, {b, "tB", "0"}, {w, "N", "-1"}} {
 		line := infoLike(c.conn, "CLIENT INFO")
