@@ -12,23 +12,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/cluster/testcluster"
 )
 
 // Client-side caching through real client libraries: go-redis v9's own
 // cache (Options.ClientSideCache, CLIENT TRACKING in RESP3), and
 // redis-py's (cache_config) when Python has it.
-
-// eventually polls cond every 20 ms for up to 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // cachedClient is a go-redis client with its own local cache on addr
 // (READONLY when readonly: it reads from a follower's replica).
@@ -57,7 +47,7 @@ func TestTrackingGoRedisCache(t *testing.T) {
 	ctx := context.Background()
 	const key = "csc:{k}"
 	var leader, follower string
-	eventually(t, "the key's leader", func() bool {
+	cluster.PollUntil(t, "the key's leader", func() bool {
 		leader, follower = "", ""
 		for _, a := range c.Addrs() {
 			cl := redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1})
@@ -93,23 +83,23 @@ func TestTrackingGoRedisCache(t *testing.T) {
 				return v
 			}
 			cur := must[string](t, mut.Get(ctx, key))
-			eventually(t, "the replica caught up", func() bool { return get(key) == cur })
+			cluster.PollUntil(t, "the replica caught up", func() bool { return get(key) == cur })
 			hits := cache.Stats().Hits
 			if get(key) != cur || cache.Stats().Hits == hits {
 				t.Fatalf("the second GET was not served from the cache (hits %d -> %d)", hits, cache.Stats().Hits)
 			}
 
 			must[string](t, mut.Set(ctx, key, cur+"+", 0))
-			eventually(t, "the write's invalidation", func() bool { return get(key) == cur+"+" })
+			cluster.PollUntil(t, "the write's invalidation", func() bool { return get(key) == cur+"+" })
 
 			exp := key + ":exp"
 			must[string](t, mut.Set(ctx, exp, "short", 400*time.Millisecond))
-			eventually(t, "the short-lived key", func() bool { return get(exp) == "short" })
-			eventually(t, "active expiry's invalidation", func() bool { return get(exp) == "(nil)" })
+			cluster.PollUntil(t, "the short-lived key", func() bool { return get(exp) == "short" })
+			cluster.PollUntil(t, "active expiry's invalidation", func() bool { return get(exp) == "(nil)" })
 
 			get(key)
 			must[string](t, mut.FlushAll(ctx))
-			eventually(t, "FLUSHALL's invalidation", func() bool { return get(key) == "(nil)" })
+			cluster.PollUntil(t, "FLUSHALL's invalidation", func() bool { return get(key) == "(nil)" })
 			must[string](t, mut.Set(ctx, key, "v0", 0))
 		})
 	}

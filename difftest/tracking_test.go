@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slotraft/slotraft/cluster"
 )
 
 // Client-side caching against redis-server: every error of CLIENT
@@ -213,15 +215,9 @@ func TestTrackingInvalidationsDifferential(t *testing.T) {
 				}
 			}
 			if st.cmd == "QUIT" { // until the server has let the connection go
-				for deadline := time.Now().Add(10 * time.Second); ; {
-					if r := mustDo(t, conns["w"].c, "CLIENT", "LIST", "ID", ids["%D3"]); !strings.Contains(r.str, "id=") {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%s: the client that quit is still listed", addr)
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+				cluster.PollUntil(t, "the client that quit gone from CLIENT LIST", func() bool {
+					return !strings.Contains(mustDo(t, conns["w"].c, "CLIENT", "LIST", "ID", ids["%D3"]).str, "id=")
+				})
 			}
 		}
 		// Nothing else came: a PING's reply is next on each connection.
@@ -237,17 +233,18 @@ func TestTrackingInvalidationsDifferential(t *testing.T) {
 	}
 	want, got := run(startRedis(t)), run(startSlotraft(t))
 	for i := range max(len(want), len(got)) {
-		var w, g string
-		if i < len(want) {
-			w = want[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		if w != g {
+		if w, g := lineAt(want, i), lineAt(got, i); w != g {
 			t.Errorf("step %d:\n  redis:    %q\n  slotraft: %q", i, w, g)
 		}
 	}
+}
+
+// lineAt is lines[i], "" past its end.
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
 }
 
 // field is the value of name= in a CLIENT LIST line.

@@ -13,25 +13,12 @@ func (h *harness) trackRun(t *testing.T, cmds string) (events string, touched []
 	h.s.trackOn = func() bool { return true }
 	defer func() { h.s.trackOn = nil }()
 	var evs []string
-	for _, line := range strings.Split(cmds, ";") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if n, ok := strings.CutPrefix(line, "SLEEPMS "); ok {
-			h.notifyRun(t, "SLEEPMS "+n)
-			continue
-		}
-		h.idx++
-		r, err := h.s.ApplyResult(h.idx, &Entry{Type: EntryCommands, Now: h.now, Seed: h.idx, Cmds: [][][]byte{notifyArgs(t, line)}})
-		if err != nil {
-			t.Fatal(err)
-		}
+	h.applyLines(t, cmds, func(r *ApplyResult) {
 		for _, e := range r.Events {
 			evs = append(evs, e.Name+"("+string(e.Key)+")")
 		}
 		touched = append(touched, r.Touched...)
-	}
+	})
 	return strings.Join(evs, " "), touched
 }
 
