@@ -78,8 +78,11 @@ func (c *Ctx) remove(key []byte) {
 // read-only script commands (only the commands their scripts call) nor of
 // pub/sub commands (shard channels are not keys to cache).
 func (c *Ctx) readBy(cmd *Command, args [][]byte) {
+	if !c.trackOn {
+		return
+	}
 	m := cmd.Meta
-	if !c.trackOn || m.Flags&resp.FlagReadOnly == 0 || m.Flags&resp.FlagPubSub != 0 || cmd.Script != nil {
+	if m.Flags&resp.FlagReadOnly == 0 || m.Flags&resp.FlagPubSub != 0 || cmd.Script != nil {
 		return
 	}
 	for _, k := range m.KeysOf(args) {

@@ -213,10 +213,7 @@ func checkProcTitle(v string) error {
 // reading here, so it is spared too.
 func (s *Server) readRequests(c *client) ([]resp.Request, error) {
 	idle := time.Duration(s.connCfg.idleSecs.Load()) * time.Second
-	c.mu.Lock()
-	sub := c.sub // an invalidation may make it while this goroutine reads (tracking_cmd.go)
-	c.mu.Unlock()
-	if idle <= 0 || c.watch == nil || sub != nil {
+	if idle <= 0 || c.watch == nil || c.hasSub() {
 		return c.conn.rd.Read()
 	}
 	c.watch.idle = idle

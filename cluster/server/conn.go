@@ -95,6 +95,15 @@ func (c *client) reply(v resp.Value) int {
 	return len(c.buf)
 }
 
+// hasSub reports whether c has its pub/sub side. Its own goroutine asks
+// under mu too: an invalidation may make one between its pipelines
+// (tracking_cmd.go).
+func (c *client) hasSub() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sub != nil
+}
+
 func (c *client) protocol() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/slots"
 )
 
 // Client-side caching, as Redis's tests/unit/tracking.tcl checks it, on
@@ -578,4 +579,37 @@ func TestTrackingAcrossNodes(t *testing.T) {
 	}
 	w.do("SET "+key+" v4", "+OK\r\n")
 	l.expect(inv(key))
+}
+
+// TestTrackingSlotMigration: moving a tracked key's slot to another group
+// deletes the key from its old group (the migration's drop), which
+// invalidates it; the key reads the same from its new group.
+func TestTrackingSlotMigration(t *testing.T) {
+	c := cluster.NewTestCluster(t, 1, 1)
+	for gid := uint32(1); gid <= 3; gid++ {
+		c.Leader(gid)
+	}
+	n := c.Nodes[0]
+	_, addr := serveNode(t, n)
+	const key = "mig{m}"
+	r, w := resp3(t, addr), dialPS(t, addr)
+	w.do("SET "+key+" v", "+OK\r\n")
+	r.do("CLIENT TRACKING on", "+OK\r\n")
+	r.do("GET "+key, bulk("v"))
+	slot := slots.Of([]byte(key))
+	m := n.Map()
+	from, _ := m.GroupOf(slot)
+	to := m.Groups[0].ID
+	if to == from.ID {
+		to = m.Groups[1].ID
+	}
+	if k, err := n.MoveSlots(t.Context(), to, []uint16{slot}); err != nil || k != 1 {
+		t.Fatalf("MoveSlots: %d, %v", k, err)
+	}
+	r.expect(inv(key))
+	cluster.PollUntil(t, "the slot in its new group", func() bool {
+		g, _ := n.Map().GroupOf(slot)
+		return g.ID == to && len(n.Map().Migrations) == 0
+	})
+	r.do("GET "+key, bulk("v"))
 }
