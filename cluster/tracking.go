@@ -75,6 +75,15 @@ func (g *Group) trackKeys(seed uint64, touched []fsm.TouchedKey) {
 	(*fn)(TrackEvent{Group: g.id, Touched: touched, Origins: g.origins.get(seed)})
 }
 
+// untracked tells the front end, when the node stops hosting g, that the
+// group's keys may now change unseen here: as after a flush, its tracking
+// clients are told to drop everything they cached.
+func (g *Group) untracked() {
+	if g.trackingOn() {
+		g.trackKeys(0, []fsm.TouchedKey{{Kind: fsm.KeysFlushed, Pos: -1}})
+	}
+}
+
 type originKey struct{}
 
 // WithOrigin tags the proposals made with ctx with origin (not 0).
