@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// trackRun is notifyRun that also collects the touched keys, as
-// kind(key)@pos.
+// trackRun is notifyRun with tracking on: the events, and the keys the
+// entries touched.
 func (h *harness) trackRun(t *testing.T, cmds string) (events string, touched []TouchedKey) {
 	h.s.trackOn = func() bool { return true }
 	defer func() { h.s.trackOn = nil }()
