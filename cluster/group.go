@@ -52,6 +52,9 @@ type Group struct {
 	// last gave it (mover.go).
 	fnMu     sync.Mutex
 	fnCopied map[uint32]string
+	// origins are the tagged proposals' origins of the entries in flight
+	// (tracking.go).
+	origins entryOrigins
 
 	// Not-hosted groups: leader learned from a replica.
 	lmu        sync.Mutex
@@ -171,6 +174,7 @@ func (g *Group) open(boot []Peer) error {
 	g.fsm.SetBlockingHook(g.blocks.onEvent)
 	g.fsm.SetNotifyHook(g.notifyClasses, g.publishEvents) // keyspace notifications (notify.go)
 	g.fsm.SetCountHook(n.countApplied)                    // expired_keys, rdb_changes_since_last_save
+	g.fsm.SetTrackHook(g.trackingOn, g.trackKeys)         // client-side caching (tracking.go)
 	g.fsm.SetAccessHook(n.accessSettings)                 // access metadata (eviction.go)
 	var bootFn func(*raft.Raft) error
 	if len(boot) > 0 {

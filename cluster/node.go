@@ -61,6 +61,7 @@ type Node struct {
 	closeErr  error
 
 	keyspace keyspaceEvents // notify-keyspace-events and where events go (notify.go)
+	tracking keyTracking    // client-side caching's touched keys (tracking.go)
 	evict    *evictor       // maxmemory and eviction (eviction.go)
 	expiry   expiryStats    // INFO's expired_* counters (expiry.go)
 	saves    saveState      // SAVE / BGSAVE: snapshots of every hosted group (save.go)

@@ -49,6 +49,7 @@ type proposal struct {
 	queued time.Time // when the caller submitted it (metrics: queueing)
 	cmds   [][][]byte
 	entry  *fsm.Entry // non-nil: a special entry (expire), proposed alone
+	origin uint64     // the caller's tag (WithOrigin, tracking.go); 0 for none
 	size   int
 	state  atomic.Int32
 	done   chan proposeResult // buffered 1; exactly one send
@@ -61,6 +62,7 @@ type proposeResult struct {
 
 type inflight struct {
 	f      raft.ApplyFuture
+	seed   uint64 // the entry's seed, if its origins are kept (tracking.go)
 	props  []*proposal
 	handed time.Time // when raft.Apply took it (metrics: Raft's part)
 }
@@ -87,7 +89,7 @@ func (g *Group) Propose(ctx context.Context, cmds [][][]byte) ([]fsm.Outcome, er
 			size += len(a) + 8
 		}
 	}
-	return g.submit(ctx, &proposal{cmds: cmds, size: size, done: make(chan proposeResult, 1)})
+	return g.submit(ctx, &proposal{cmds: cmds, size: size, origin: originFrom(ctx), done: make(chan proposeResult, 1)})
 }
 
 // proposeEntry proposes a special entry (expiry, settings, slot migration)
@@ -225,9 +227,13 @@ func (g *Group) applyBatch(batch []*proposal) {
 	data := e.Encode()
 	metrics.MeasureSince(metricEncode, start)
 	metrics.AddSample(metricBatch, float32(len(e.Cmds)))
+	var kept uint64
+	if live[0].entry == nil && g.origins.put(e.Seed, live) {
+		kept = e.Seed // until the outcome is known (respondLoop)
+	}
 	f := g.raft.Apply(data, enqueueTimeout)
 	g.inflightN.Add(1)
-	g.inflight <- inflight{f: f, props: live, handed: start}
+	g.inflight <- inflight{f: f, props: live, handed: start, seed: kept}
 }
 
 // nextNow is the entry time: the leader's clock, never before the time of
@@ -241,7 +247,11 @@ func (g *Group) nextNow() int64 {
 // respondLoop waits for each handed entry's outcome, in order.
 func (g *Group) respondLoop() {
 	for in := range g.inflight {
-		if err := in.f.Error(); err != nil {
+		err := in.f.Error()
+		if in.seed != 0 {
+			g.origins.drop(in.seed) // applied here by now, or never will be as this leader's
+		}
+		if err != nil {
 			failAll(in.props, applyError(err))
 		} else {
 			metrics.MeasureSince(metricRaft, in.handed)

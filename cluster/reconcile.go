@@ -166,6 +166,7 @@ func (n *Node) retire(g *Group, epoch uint64) bool {
 	g.cancel()
 	g.wg.Wait()
 	err := g.shutdown()
+	g.untracked() // its changes can no longer be followed here (tracking.go)
 	if cerr := g.closeStores(); err == nil {
 		err = cerr
 	}

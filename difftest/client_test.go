@@ -12,7 +12,8 @@ import (
 // is 7.0, so what 7.2 changed is not compared: CLIENT SETINFO, the
 // lib-name and lib-ver fields, PAUSE's "timeout is out of range" (7.0
 // lets the end overflow), RESET clearing NO-EVICT (7.0 keeps it). KILL's
-// MAXAGE (7.4) and CLIENT HELP (no tracking lines here) differ by design.
+// MAXAGE (7.4) differs by design; CLIENT HELP has 7.2's lines (SETINFO,
+// NO-TOUCH). Tracking is compared in tracking_test.go.
 
 // TestClientErrorsDifferential compares every argument error and the
 // replies that do not depend on the connections, in RESP2 and RESP3.

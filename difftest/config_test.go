@@ -84,6 +84,7 @@ func TestConfigSetDifferential(t *testing.T) {
 		{"appendfsync", "ALWAYS"}, {"oom-score-adj", "relative"}, {"shutdown-on-sigint", "now save"},
 		{"save", "3600 1 300 100"}, {"save", ""}, {"latency-tracking-info-percentiles", "50.0 99.999"},
 		{"tcp-keepalive", "60"}, {"client-output-buffer-limit", "pubsub 1mb 1k 5 normal 1 2 3"},
+		{"tracking-table-max-keys", "5"}, {"tracking-table-max-keys", "0"}, {"tracking-table-max-keys", "-1"},
 		{"notify-keyspace-events", "KEA"}, {"list-max-ziplist-size", "-1"}, {"busy-reply-threshold", "1000"},
 		{"appendonly", "no"}, {"oom-score-adj-values", "1 2 3"}, {"bind-source-addr", "x"},
 		{"hash-max-listpack-entries", "1", "hash-max-ziplist-entries", "2"}, // two names: the last wins

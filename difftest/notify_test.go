@@ -88,14 +88,7 @@ func TestNotifyDifferential(t *testing.T) {
 	}
 	want, got := collect(redisAddr), collect(slotraftAddr)
 	for i := range max(len(want), len(got)) {
-		var w, g string
-		if i < len(want) {
-			w = want[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		if w != g {
+		if w, g := lineAt(want, i), lineAt(got, i); w != g {
 			t.Fatalf("message %d: slotraft %q, redis %q\nredis:    %q\nslotraft: %q", i, g, w,
 				want[max(0, i-4):min(len(want), i+4)], got[max(0, i-4):min(len(got), i+4)])
 		}

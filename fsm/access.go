@@ -74,4 +74,9 @@ type ReadOpts struct {
 	// NoTouch: the read does not record accesses (CLIENT NO-TOUCH; TOUCH
 	// still does).
 	NoTouch bool
+	// Tracked, if set, receives the keys the read's read-only commands
+	// read (tracking.go), possibly none, while the read lock is still
+	// held: no entry applies between the read and the call, so whatever
+	// the caller remembers is invalidated by every later change.
+	Tracked func(keys [][]byte)
 }

@@ -442,7 +442,10 @@ func (s *State) serveKey(c *Ctx, key []byte, term uint64, res *ApplyResult) {
 		if s.redirectWaiter(c.Now, w, res) {
 			continue // its slot is migrating: it may not run here (migrate.go)
 		}
+		pos := c.pos
+		c.pos = noPos // what it changes is not the current command's (tracking.go)
 		v := run(c, w.args)
+		c.pos = pos
 		if isNullReply(v) {
 			continue // still nothing for it: it keeps its place
 		}

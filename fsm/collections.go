@@ -88,6 +88,7 @@ func (c *Ctx) newColl(key []byte, t store.Type, coll store.Collection) *store.Ob
 // changed records an in-place change of key's collection: the version and
 // time move on, and a collection left empty deletes its key, as in Redis.
 func (c *Ctx) changed(key []byte, o *store.Object) {
+	c.modified(key)
 	if o.Coll.Len() == 0 {
 		c.Store.Delete(key)
 		return

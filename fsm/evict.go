@@ -20,8 +20,8 @@ func EvictOp(key []byte, version uint64) [][]byte {
 // evict deletes each victim that still has the version it was chosen at
 // (a key written since was just accessed, and stays), with an "evicted"
 // event each when collected; one reply per op: 1 evicted, 0 not.
-func (s *State) evict(now int64, ops [][][]byte) ([]Outcome, []Event) {
-	c := &Ctx{Store: s.store, Now: now, notifyOn: s.collected()}
+func (s *State) evict(now int64, ops [][][]byte) ([]Outcome, *Ctx) {
+	c := &Ctx{Store: s.store, Now: now, notifyOn: s.collected(), trackOn: s.tracking(), pos: noPos}
 	out := make([]Outcome, len(ops))
 	for i, op := range ops {
 		out[i] = Replied(zero)
@@ -34,10 +34,11 @@ func (s *State) evict(now int64, ops [][][]byte) ([]Outcome, []Event) {
 			continue
 		}
 		s.store.Delete(op[0])
+		c.modified(op[0])
 		c.notify(NotifyEvicted, "evicted", op[0])
 		out[i] = Replied(one)
 	}
-	return out, c.Events
+	return out, c
 }
 
 // Evicted counts the keys an EntryEvict's outcomes say were evicted.

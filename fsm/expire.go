@@ -130,7 +130,7 @@ func expireCmd(u expireUnit) func(*Ctx, [][]byte) resp.Value {
 			return zero
 		}
 		if when <= c.Now {
-			c.Store.Delete(args[1])
+			c.remove(args[1])
 			c.notify(NotifyGeneric, "del", args[1])
 			return one
 		}

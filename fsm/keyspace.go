@@ -115,7 +115,7 @@ func renameCmd(nx bool) func(*Ctx, [][]byte) resp.Value {
 		}
 		c.del(dst)
 		c.put(dst, copyObject(o))
-		c.Store.Delete(src)
+		c.remove(src)
 		c.signalIfBlockable(dst, o)
 		c.notify(NotifyGeneric, "rename_from", src)
 		c.notify(NotifyGeneric, "rename_to", dst)

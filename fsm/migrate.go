@@ -266,6 +266,7 @@ func (s *State) freeze(c *Ctx, op [][]byte) (resp.Value, error) {
 		case o.ExpiredAt(c.Now):
 			c.expiredKey(k)
 			c.Store.Delete(k)
+			c.expiredGone(k)
 		case set == nil:
 			set = map[string]struct{}{string(k): {}}
 			changed = true

@@ -341,6 +341,17 @@ func notifyArgs(t *testing.T, line string) [][]byte {
 // and returns the events collected, as event(key).
 func (h *harness) notifyRun(t *testing.T, cmds string) string {
 	var evs []string
+	h.applyLines(t, cmds, func(r *ApplyResult) {
+		for _, e := range r.Events {
+			evs = append(evs, e.Name+"("+string(e.Key)+")")
+		}
+	})
+	return strings.Join(evs, " ")
+}
+
+// applyLines applies each ";"-separated command of cmds as its own entry
+// ("SLEEPMS n" advances the clock) and hands each result to each.
+func (h *harness) applyLines(t *testing.T, cmds string, each func(*ApplyResult)) {
 	for _, line := range strings.Split(cmds, ";") {
 		line = strings.TrimSpace(line)
 		if line == "" {
@@ -356,11 +367,8 @@ func (h *harness) notifyRun(t *testing.T, cmds string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range r.Events {
-			evs = append(evs, e.Name+"("+string(e.Key)+")")
-		}
+		each(r)
 	}
-	return strings.Join(evs, " ")
 }
 
 func TestNotifyEventsLikeRedis(t *testing.T) {

@@ -17,6 +17,9 @@ type FSM struct {
 	hook   func(BlockEvent)           // blocking commands' events; set before Raft starts
 	notify func([]Event)              // keyspace events (notify.go); set before Raft starts
 	counts func(expired, changes int) // counted by an entry (SetCountHook); set before Raft starts
+	// track receives the keys each entry touched (tracking.go); set before
+	// Raft starts.
+	track func(seed uint64, touched []TouchedKey)
 }
 
 // ApplyResult is what FSM.Apply returns for an entry: one outcome per
@@ -34,6 +37,9 @@ type ApplyResult struct {
 	// many write commands it applied, when the classes asked for include
 	// NotifyCount.
 	Expired, Changes int
+	// Touched are the keys the entry changed and read, when collected
+	// (SetTrackHook).
+	Touched []TouchedKey
 }
 
 // SetBlockingHook sets fn to receive, synchronously in Apply and Restore,
@@ -92,6 +98,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 			}
 			if f.counts != nil && r.Expired+r.Changes > 0 {
 				f.counts(r.Expired, r.Changes)
+			}
+			if f.track != nil && len(r.Touched) > 0 {
+				f.track(e.Seed, r.Touched)
 			}
 			return r
 		}

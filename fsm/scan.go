@@ -142,5 +142,6 @@ func flushCmd(c *Ctx, args [][]byte) resp.Value {
 		return errReply(resp.ErrSyntax)
 	}
 	c.Store.Flush()
+	c.flushed()
 	return resp.OK()
 }

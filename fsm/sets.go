@@ -240,7 +240,7 @@ func spopCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	if count >= int64(s.Len()) {
 		all := setMembersOf(s)
-		c.Store.Delete(args[1])
+		c.remove(args[1])
 		c.notify(NotifySet, "spop", args[1])
 		c.notify(NotifyGeneric, "del", args[1])
 		return resp.Set(setReplyOf(all)...)

@@ -42,5 +42,8 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if f.hook != nil {
 		f.hook(BlockEvent{Reset: true, Blocked: f.state.Waiters()})
 	}
+	if f.track != nil && f.state.tracking() {
+		f.track(0, []TouchedKey{{Kind: KeysFlushed, Pos: noPos}}) // every key may have changed
+	}
 	return nil
 }

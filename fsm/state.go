@@ -33,7 +33,10 @@ type State struct {
 	// notifyClasses, if set, says per entry which keyspace events to
 	// collect (notify.go); set before the first Apply.
 	notifyClasses func() NotifyClass
-	mig           migration // slot migration: out-marks, frozen keys (migrate.go)
+	// trackOn, if set, says per entry whether to collect the keys it
+	// touches (tracking.go); set before the first Apply.
+	trackOn func() bool
+	mig     migration // slot migration: out-marks, frozen keys (migrate.go)
 	// outMarks is len(mig.out), readable without the lock: the router asks
 	// on every write whether its slot is migrating out, and almost never is.
 	outMarks atomic.Int32
@@ -85,17 +88,21 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 		c := s.entryCtx(index, now, e.Seed)
 		res.Outcomes = make([]Outcome, len(e.Cmds))
 		for i, args := range e.Cmds {
+			c.pos = int32(i)
 			res.Outcomes[i] = s.applyCommand(c, args, i, e.Term, res)
 			s.serveReady(c, e.Term, res)
 		}
-		res.Events, res.Expired = c.Events, c.Expired
+		res.Events, res.Expired, res.Touched = c.Events, c.Expired, c.Touched
 		if c.notifyOn&NotifyCount != 0 {
 			res.Changes = changes(e.Cmds, res.Outcomes)
 		}
 		return res, nil
 	case EntryMigrate:
 		s.lastNow = now
-		s.applyMigrate(s.entryCtx(index, now, e.Seed), e.Term, e.Cmds, res)
+		c := s.entryCtx(index, now, e.Seed)
+		c.pos = noPos
+		s.applyMigrate(c, e.Term, e.Cmds, res)
+		res.Touched = c.Touched
 		return res, nil
 	case EntryFunctions:
 		s.lastNow = now
@@ -107,12 +114,15 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 		return res, nil
 	case EntryEvict:
 		s.lastNow = now
-		res.Outcomes, res.Events = s.evict(now, e.Cmds)
+		var c *Ctx
+		res.Outcomes, c = s.evict(now, e.Cmds)
+		res.Events, res.Touched = c.Events, c.Touched
 		return res, nil
 	case EntryExpire:
 		s.lastNow = now
 		if len(e.Cmds) > 0 {
-			res.Events, res.Expired = s.expire(now, e.Cmds[0])
+			c := s.expire(now, e.Cmds[0])
+			res.Events, res.Expired, res.Touched = c.Events, c.Expired, c.Touched
 		}
 		return res, nil
 	case EntryUnblock &^ IgnoreUnknown:
@@ -136,7 +146,8 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 // randomness seeded from it.
 func (s *State) entryCtx(index uint64, now int64, seed uint64) *Ctx {
 	c := &Ctx{Store: s.store, Now: now, Index: index, seed: [2]uint64{seed, seed},
-		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), notifyOn: s.collected()}
+		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), notifyOn: s.collected(),
+		trackOn: s.tracking()}
 	c.moved = s.movedCheck(c)
 	return c.withAccess(s.accessSettings(), false)
 }
@@ -183,21 +194,24 @@ func safeRun(c *Ctx, cmd *Command, args [][]byte) (v resp.Value) {
 			v = errReply(resp.ErrInternal(cmd.Meta.Name, p))
 		}
 	}()
-	return cmd.Run(c, args)
+	v = cmd.Run(c, args)
+	c.readBy(cmd, args) // a tracking client's reads (tracking.go)
+	return v
 }
 
 // expire deletes each key that is still expired at now (it may have been
 // rewritten since the leader proposed its deletion), with an "expired"
 // event for each when they are collected, and their count when counted.
-func (s *State) expire(now int64, keys [][]byte) ([]Event, int) {
-	c := &Ctx{Store: s.store, Now: now, notifyOn: s.collected()}
+func (s *State) expire(now int64, keys [][]byte) *Ctx {
+	c := &Ctx{Store: s.store, Now: now, notifyOn: s.collected(), trackOn: s.tracking(), pos: noPos}
 	for _, k := range keys {
 		if o := s.store.GetRaw(k); o != nil && o.ExpiredAt(now) {
 			s.store.Delete(k)
+			c.modified(k)
 			c.expiredKey(k)
 		}
 	}
-	return c.Events, c.Expired
+	return c
 }
 
 // changes counts the write commands of an entry that ran without an
@@ -246,8 +260,12 @@ func (s *State) ReadWith(now int64, cmd *Command, args [][]byte, opts ReadOpts) 
 	if o, redirected := s.readMigratingOutcome(c.Now, cmd, args); redirected {
 		return o // a key of a migrating slot has moved (migrate.go)
 	}
+	c.trackOn = opts.Tracked != nil
 	o := Replied(safeRun(c, cmd, args))
 	o.Lookups = c.lookups
+	if opts.Tracked != nil {
+		opts.Tracked(readKeys(c.Touched)) // under the read lock: before any later entry applies
+	}
 	return o
 }
 

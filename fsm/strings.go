@@ -125,6 +125,7 @@ func (c *Ctx) setWithExpiry(key, val []byte, exp int64) bool {
 	if store.DeadlinePassed(exp, c.Now) {
 		c.notifyWrite(key) // as if stored: "new" if there was no key
 		c.Store.Delete(key)
+		c.modified(key) // Redis stores it, then it is expired: changed either way
 		return true
 	}
 	c.putString(key, val, exp)
@@ -216,7 +217,7 @@ func getdelCmd(c *Ctx, args [][]byte) resp.Value {
 		}
 		return resp.Null()
 	}
-	c.Store.Delete(args[1])
+	c.remove(args[1])
 	c.notify(NotifyGeneric, "del", args[1])
 	return resp.Bulk(o.Str)
 }
@@ -241,7 +242,7 @@ func getexCmd(c *Ctx, args [][]byte) resp.Value {
 	}
 	switch {
 	case store.DeadlinePassed(exp, c.Now):
-		c.Store.Delete(args[1])
+		c.remove(args[1])
 		c.notify(NotifyGeneric, "del", args[1])
 	case exp != 0:
 		c.putString(args[1], o.Str, exp)

@@ -38,6 +38,12 @@ type Ctx struct {
 	// Expired counts the expired leftovers the entry deleted (INFO's
 	// expired_keys), when notifyOn has NotifyCount.
 	Expired int
+	// Touched collects the keys the entry changed and its read-only
+	// commands read (tracking.go), when trackOn; pos is the position of
+	// the entry's command running now (-1 for none).
+	Touched []TouchedKey
+	trackOn bool
+	pos     int32
 	// lookups counts a read's key lookups that found a key or not
 	// (Redis's keyspace_hits and keyspace_misses, counted in
 	// lookupKeyRead); only reads count (Index 0).
@@ -243,6 +249,7 @@ func (c *Ctx) put(key []byte, o *store.Object) {
 	o.Version = c.Index
 	o.Touched = c.Now
 	c.Store.Put(key, o)
+	c.modified(key)
 }
 
 // putString stores a copy of val at key with expiry exp (unix ms, 0 = none).
@@ -258,7 +265,13 @@ func (c *Ctx) putString(key, val []byte, exp int64) {
 func (c *Ctx) del(key []byte) bool {
 	live := c.get(key) != nil
 	c.notifyGone(key)
-	c.Store.Delete(key)
+	if c.Store.Delete(key) {
+		if live {
+			c.modified(key)
+		} else {
+			c.expiredGone(key)
+		}
+	}
 	return live
 }
 

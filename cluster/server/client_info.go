@@ -88,9 +88,9 @@ func (s *Server) setBlocked(c *client, k blockKind) {
 	}
 }
 
-// flagsLocked are the flags of CLIENT LIST in Redis's order (O P x b d c u
-// A U r e T, N when none); those of replicas, tracking and Unix sockets
-// never apply here. c.mu is held.
+// flagsLocked are the flags of CLIENT LIST in Redis's order (O P x b t R B
+// d c u A U r e T, N when none); those of replicas and Unix sockets never
+// apply here. c.mu is held.
 func (c *client) flagsLocked() string {
 	var f []byte
 	if c.monitoring {
@@ -105,6 +105,7 @@ func (c *client) flagsLocked() string {
 	if c.blocked != notBlocked {
 		f = append(f, 'b')
 	}
+	f = c.trackFlags(f) // t R B (tracking_cmd.go)
 	if c.pub.closing {
 		f = append(f, 'c')
 	}
@@ -174,7 +175,7 @@ func (c *client) info(now time.Time) string {
 	field("events", "r")
 	field("cmd", c.lastCmd)
 	field("user", "default")
-	num("redir", -1)
+	num("redir", c.redirField())
 	num("resp", int64(c.proto))
 	field("lib-name", c.libName)
 	field("lib-ver", c.libVer)

@@ -29,8 +29,13 @@ func clientCommands() []*command {
 	unblock.meta.Complexity = "O(log N) where N is the number of client connections"
 	unpause := admin(sub("unpause", 2, base, "6.2.0", "Resumes processing commands from paused clients.", cmdClientUnpause))
 	unpause.meta.Complexity = "O(N) Where N is the number of paused clients"
+	tracking := trackingCommands(func(name string, arity int, since, summary string, run nodeHandler) *command {
+		return sub(name, arity, base, since, summary, run)
+	}) // caching, getredir, tracking, trackinginfo (tracking_cmd.go)
 	subs := []*command{
+		tracking[0],
 		sub("getname", 2, base, "2.6.9", "Returns the name of the connection.", cmdClientGetName),
+		tracking[1],
 		sub("help", 2, resp.FlagLoading|resp.FlagStale, "5.0.0", "Returns helpful text about the different subcommands.", cmdClientHelp),
 		nondeterministic(sub("id", 2, base, "5.0.0", "Returns the unique client ID of the connection.", cmdClientID)),
 		nondeterministic(sub("info", 2, base, "6.2.0", "Returns information about the connection.", cmdClientInfo)),
@@ -42,6 +47,8 @@ func clientCommands() []*command {
 		sub("reply", 3, base, "3.2.0", "Instructs the server whether to reply to commands.", cmdClientReply),
 		sub("setinfo", 4, base, "7.2.0", "Sets information specific to the client or connection.", cmdClientSetInfo),
 		sub("setname", 3, base, "2.6.9", "Sets the connection name.", cmdClientSetName),
+		tracking[2],
+		tracking[3],
 		unblock,
 		unpause,
 	}
@@ -64,6 +71,7 @@ func resetCommand() *command {
 func cmdReset(s *Server, c *client, _ [][]byte) resp.Value {
 	c.tx = nil
 	c.asking = false
+	s.trk.disable(c) // as Redis's clearClientConnectionState
 	s.stopMonitor(c)
 	s.resetPubsub(c)
 	c.setProtocol(resp.RESP2)
@@ -192,11 +200,10 @@ func sortClients(cs []*client) {
 	})
 }
 
-// cmdClientHelp is Redis 7.2's text without the lines of the tracking
-// subcommands (CACHING, GETREDIR, TRACKING, TRACKINGINFO), which slotraft
-// does not have yet.
+// cmdClientHelp is Redis 7.2's text.
 func cmdClientHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
-	return helpReply("CLIENT", []string{
+	lines := append([]string(nil), trackingHelp.caching...)
+	lines = append(lines,
 		"GETNAME",
 		"    Return the name of the current connection.",
 		"ID",
@@ -234,12 +241,14 @@ func cmdClientHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 		"    * LIB-NAME: the client lib name.",
 		"    * LIB-VER: the client lib version.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
-		"    Unblock the specified blocked client.",
+		"    Unblock the specified blocked client.")
+	lines = append(lines, trackingHelp.tracking...)
+	lines = append(lines,
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",
-		"    Will not touch LRU/LFU stats when this mode is on.",
-	})
+		"    Will not touch LRU/LFU stats when this mode is on.")
+	return helpReply("CLIENT", lines)
 }
 
 // clientList is a snapshot of the connected clients, in id order.

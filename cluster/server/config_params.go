@@ -264,7 +264,8 @@ func configNumbers() []*configParam {
 		numParam("stream-node-max-bytes", noAlias, mutable, umem(0, longMax), 4096),
 		numParam("zset-max-listpack-value", "zset-max-ziplist-value", mutable, umem(0, longMax), 64),
 		numParam("hll-sparse-max-bytes", noAlias, mutable, umem(0, longMax), 3000),
-		numParam("tracking-table-max-keys", noAlias, mutable, uplain(0, longMax), 1000000),
+		numParam("tracking-table-max-keys", noAlias, mutable, uplain(0, longMax), 1000000).
+			onApply(func(s *Server, v configValue) error { s.trk.setMaxKeys(v.num); return nil }),
 		numParam("client-query-buffer-limit", noAlias, mutable, umem(megabyte, longMax), 1024*megabyte).onApply(applyQueryBufferLimit),
 		numParam("maxmemory-clients", noAlias, mutable, numSpec{lo: -100, hi: longMax, unit: unitMemoryPct}, 0),
 		numParam("repl-backlog-ttl", noAlias, mutable, plain(0, longMax), 3600),

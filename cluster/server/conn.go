@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slotraft/slotraft/fsm"
@@ -54,10 +55,24 @@ type client struct {
 	tx                                    *txState // MULTI/WATCH state (multi.go); nil when neither
 	buf                                   []byte   // reply rendering buffer, reused
 
-	// sub is the pub/sub side (pubsub_registry.go), set by the connection's
-	// goroutine under mu at its first subscribe-family command; from then
-	// on every reply goes through sub.out.
+	// sub is the pub/sub side (pubsub_registry.go), set under mu at the
+	// connection's first subscribe-family command, or by the first
+	// invalidation pushed to it (tracking_cmd.go), always with io held;
+	// from then on every reply goes through sub.out.
 	sub *subscriber
+
+	// trk is the client's tracking mode (CLIENT TRACKING), under mu.
+	trk trackState
+	// io is held by the connection's goroutine from the moment a read
+	// returns requests until their replies are written. An invalidation
+	// for the client (pushTo) is queued in pending (under mu) and
+	// delivered by whoever holds io next, once it is free: so it never
+	// comes before the reply of a command that ran before it. gone (under
+	// io) is set when the connection has ended.
+	io         sync.Mutex
+	pending    []byte
+	hasPending atomic.Bool
+	gone       bool
 }
 
 func newClient(id uint64, cc *clientConn) *client {
@@ -80,6 +95,15 @@ func (c *client) reply(v resp.Value) int {
 	return len(c.buf)
 }
 
+// hasSub reports whether c has its pub/sub side. Its own goroutine asks
+// under mu too: an invalidation may make one between its pipelines
+// (tracking_cmd.go).
+func (c *client) hasSub() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sub != nil
+}
+
 func (c *client) protocol() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -92,11 +116,13 @@ func (c *client) setProtocol(p int) {
 	c.mu.Unlock()
 }
 
-// readOpts are the options of c's reads.
-func (c *client) readOpts() fsm.ReadOpts {
+// readOpts are the options of c's reads: NO-TOUCH, and the tracking of
+// the keys they read (tracking_cmd.go).
+func (s *Server) readOpts(c *client) fsm.ReadOpts {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return fsm.ReadOpts{NoTouch: c.noTouch}
+	noTouch := c.noTouch
+	c.mu.Unlock()
+	return fsm.ReadOpts{NoTouch: noTouch, Tracked: s.trackedReads(c)}
 }
 
 func (c *client) isReadonly() bool {

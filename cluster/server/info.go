@@ -233,6 +233,7 @@ func (s *Server) infoClients() [][2]string {
 			blk.WithTimeout += b.WithTimeout
 		})
 	}
+	trackingClients, _, _, _ := s.trk.stats()
 	return [][2]string{
 		kv("connected_clients", len(clients)),
 		kv("cluster_connections", s.n.BusConnections()),
@@ -240,7 +241,7 @@ func (s *Server) infoClients() [][2]string {
 		kv("client_recent_max_input_buffer", s.io.peakIn.get()),
 		kv("client_recent_max_output_buffer", s.io.peakOut.get()),
 		kv("blocked_clients", s.blockedN.Load()),
-		kv("tracking_clients", 0),
+		kv("tracking_clients", trackingClients),
 		kv("pubsub_clients", s.ps.reg.clients.Load()),
 		kv("watching_clients", watching),
 		kv("clients_in_timeout_table", blk.WithTimeout),
@@ -424,15 +425,16 @@ func (s *Server) infoStats() [][2]string {
 	}
 	f = append(f, s.infoEviction()...) // maxmemory.go
 	forwarded, dropped := s.n.ForwardStats()
+	_, trackKeys, trackItems, trackPrefixes := s.trk.stats()
 	return append(f,
 		kv("keyspace_hits", s.cstats.hits.Load()),
 		kv("keyspace_misses", s.cstats.misses.Load()),
 		kv("pubsub_channels", channels),
 		kv("pubsub_patterns", patterns),
 		kv("pubsubshard_channels", shard),
-		kv("tracking_total_keys", 0),
-		kv("tracking_total_items", 0),
-		kv("tracking_total_prefixes", 0),
+		kv("tracking_total_keys", trackKeys),
+		kv("tracking_total_items", trackItems),
+		kv("tracking_total_prefixes", trackPrefixes),
 		kv("total_error_replies", s.cstats.errTotal.Load()),
 		kv("total_reads_processed", s.io.reads.Load()),
 		kv("total_writes_processed", s.io.writes.Load()),

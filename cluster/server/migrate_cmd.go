@@ -394,7 +394,7 @@ func (s *Server) deleteMigrated(g *cluster.Group, slot uint16, items []migrateIt
 		del = append(del, items[i].key)
 		watches = append(watches, items[i].watch)
 	}
-	v := s.proposeExec(g, slot, fsm.ExecCommand(watches, [][][]byte{del}))
+	v := s.proposeExec(nil, g, slot, fsm.ExecCommand(watches, [][][]byte{del}))
 	switch {
 	case v.Kind == resp.KindNullArray:
 		return resp.Err(errMigrateChanged)

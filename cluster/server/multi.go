@@ -262,7 +262,7 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 		if !watchedIn(tx.watches, g.ID()) {
 			return resp.NullArray() // a watched key's slot moved to another group: it changed
 		}
-		v := s.proposeExec(g, uint16(slot), fsm.ExecCommand(tx.watches, data))
+		v := s.proposeExec(c, g, uint16(slot), fsm.ExecCommand(tx.watches, data))
 		if v.Kind == resp.KindNullArray || v.IsError() {
 			return v // a watched key changed (nothing ran), or the entry's fate
 		}
@@ -324,8 +324,8 @@ func watchedIn(ws []fsm.Watch, gid uint32) bool {
 
 // proposeExec proposes a transaction: cluster.ErrNotLeader (never reached the log)
 // redirects; any other error, such as an unknown outcome, is the reply.
-func (s *Server) proposeExec(g *cluster.Group, slot uint16, exec [][]byte) resp.Value {
-	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+func (s *Server) proposeExec(c *client, g *cluster.Group, slot uint16, exec [][]byte) resp.Value {
+	ctx, cancel := context.WithTimeout(proposeCtx(s.ctx, c), requestTimeout)
 	defer cancel()
 	outcomes, err := g.Propose(ctx, [][][]byte{exec})
 	switch {

@@ -42,7 +42,11 @@ const maxBatch = 512
 // of consecutive reads of one group after a single read-index round.
 func (s *Server) serve(c *client, cmds []resp.Request) {
 	for i := 0; i < len(cmds) && !c.closing; {
-		i += s.serveRun(c, cmds[i:])
+		n := s.serveRun(c, cmds[i:])
+		if c.trk.on {
+			s.afterTracked(c, cmds[i+n-1].Args) // CLIENT CACHING's end (tracking_cmd.go)
+		}
+		i += n
 	}
 }
 
@@ -104,8 +108,8 @@ func (s *Server) collectRun(c *client, r route, cmds []resp.Request, now time.Ti
 	batch := [][][]byte{cmds[0].Args}
 	data := []*fsm.Command{r.cmd.data}
 	for last := r; len(cmds) > len(batch); {
-		if len(batch) == maxBatch || last.cmd.data.Blocking() {
-			break
+		if len(batch) == maxBatch || last.cmd.data.Blocking() || c.trk.caching {
+			break // CLIENT CACHING is for one command
 		}
 		next := cmds[len(batch)]
 		if last = s.route(c, next.Args); last.kind != r.kind || last.group != r.group {
@@ -132,7 +136,7 @@ func (s *Server) runBatch(c *client, r route, data []*fsm.Command, batch [][][]b
 		}
 	})
 	if r.kind == routeRead {
-		return s.readMany(r.group, data, batch, c.readOpts())
+		return s.readMany(r.group, data, batch, s.readOpts(c))
 	}
 	return s.propose(c, r.group, batch)
 }
@@ -237,9 +241,9 @@ func (s *Server) exec(c *client, r route, args [][]byte) (v resp.Value) {
 	case routeNode:
 		return s.runNode(c, r.cmd, args)
 	case routeRead:
-		return s.readMany(r.group, []*fsm.Command{r.cmd.data}, [][][]byte{args}, c.readOpts())[0]
+		return s.readMany(r.group, []*fsm.Command{r.cmd.data}, [][][]byte{args}, s.readOpts(c))[0]
 	case routeStale:
-		return s.readStale(r.group, r.cmd.data, args, c.readOpts())
+		return s.readStale(r.group, r.cmd.data, args, s.readOpts(c))
 	case routeWrite:
 		return s.propose(c, r.group, [][][]byte{args})[0]
 	case routeKeyless:
@@ -286,7 +290,7 @@ func (s *Server) readStale(g *cluster.Group, cmd *fsm.Command, args [][]byte, op
 // (never reached the log) redirects; any other error, such as
 // resp.ErrOutcomeUnknown, is every command's reply — never a redirect.
 func (s *Server) propose(c *client, g *cluster.Group, batch [][][]byte) []resp.Value {
-	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(proposeCtx(s.ctx, c), requestTimeout)
 	outcomes, err := g.Propose(ctx, batch)
 	cancel()
 	out := make([]resp.Value, len(batch))

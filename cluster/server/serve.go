@@ -79,6 +79,7 @@ func (s *Server) Close() error {
 	}
 	s.conns.Wait()
 	s.ps.close()
+	<-s.trk.done
 	return nil
 }
 
@@ -115,13 +116,18 @@ func (s *Server) serveConn(c *client) {
 	for {
 		reqs, err := s.readRequests(c)
 		if err != nil {
+			c.io.Lock()
 			c.conn.fail(err)
+			c.io.Unlock()
 			return
 		}
-		if !s.handle(c, reqs) {
-			return
+		c.io.Lock() // invalidations wait for this pipeline's replies (tracking_cmd.go)
+		keep := s.handle(c, reqs)
+		if keep {
+			err = c.conn.flush()
 		}
-		if err := c.conn.flush(); err != nil {
+		s.releaseIO(c)
+		if !keep || err != nil {
 			return
 		}
 		c.argvMem = 0
@@ -135,6 +141,10 @@ func (s *Server) closedConn(c *client) {
 	s.mu.Lock()
 	delete(s.clients, c.id)
 	s.mu.Unlock()
+	s.trk.disable(c)
+	c.io.Lock() // no invalidation makes an output queue from now on
+	c.gone = true
+	c.io.Unlock()
 	s.stopMonitor(c)
 	s.forgetClient(c) // its subscriptions and output writer (pubsub.go)
 	s.conns.Done()

@@ -45,6 +45,7 @@ type Server struct {
 	startupHeap uint64  // the Go heap when the server was made (MEMORY STATS' startup.allocated)
 
 	ps  *pubsub  // subscriptions, fan-out, output limits (pubsub.go)
+	trk *tracker // client-side caching's table (tracking.go)
 	mon monitors // MONITOR's connections (monitor.go)
 
 	shutdownFn atomic.Pointer[ShutdownFunc] // SHUTDOWN's hook (shutdown_cmd.go), set by the process
@@ -91,6 +92,7 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 	runtime.ReadMemStats(&m)
 	s.startupHeap = m.HeapAlloc
 	s.ps = newPubsub(s)
+	s.trk = newTracker(s)
 	s.cfg = newConfigValues(configTable)
 	s.cfg.applyDefaults(s)
 	s.cstats = newCmdStats(s.table.meta)
@@ -100,6 +102,9 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 	// are delivered to this server's subscribers.
 	n.HandleForwarded(s.publishForwarded)
 	n.HandleKeyspaceEvents(s.publishEvents) // notify_publish.go
+	// The keys this node's replicas change invalidate its tracking clients.
+	go s.trk.run(ctx)
+	n.HandleTrackedKeys(s.trk.enqueue)
 	return s
 }
 
