@@ -69,6 +69,11 @@ func (f *memoryFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		nodes[i] = redis.NewClient(&redis.Options{Addr: a, ReadTimeout: time.Minute})
 		defer nodes[i].Close()
 	}
+	// Followers may still be applying what came before (a DEL of earlier
+	// keys): the first reading waits for the counts to settle too.
+	if err := waitSettled(ctx, nodes, f.settle); err != nil {
+		return fmt.Errorf("wait for every node's keys to settle: %w", err)
+	}
 	before, err := readMemory(ctx, nodes)
 	if err != nil {
 		return fmt.Errorf("memory before the load: %w", err)
