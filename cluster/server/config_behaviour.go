@@ -213,7 +213,7 @@ func checkProcTitle(v string) error {
 // reading here, so it is spared too.
 func (s *Server) readRequests(c *client) ([]resp.Request, error) {
 	idle := time.Duration(s.connCfg.idleSecs.Load()) * time.Second
-	if idle <= 0 || c.watch == nil || c.hasSub() {
+	if idle <= 0 || c.watch == nil || c.subscribed() {
 		return c.conn.rd.Read()
 	}
 	c.watch.idle = idle

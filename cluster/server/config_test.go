@@ -174,7 +174,8 @@ func FuzzConfigValues(f *testing.F) {
 }
 
 // TestConfigConnections: maxclients refuses a connection over the limit
-// with Redis's error, timeout closes an idle client but not a subscriber.
+// with Redis's error, timeout closes an idle client but not a subscriber
+// (one that unsubscribed from everything is closed).
 func TestConfigConnections(t *testing.T) {
 	_, addr := pubsubNode(t)
 	admin := dialPS(t, addr)
@@ -191,9 +192,13 @@ func TestConfigConnections(t *testing.T) {
 	sub.do("SUBSCRIBE ch", confirm(2, "subscribe", "ch", 1))
 	idle := dialPS(t, addr)
 	idle.do("PING", "+PONG\r\n")
+	was := dialPS(t, addr) // subscribed once, now out of pub/sub mode: not spared
+	was.do("SUBSCRIBE ch2", confirm(2, "subscribe", "ch2", 1))
+	was.do("UNSUBSCRIBE ch2", confirm(2, "unsubscribe", "ch2", 0))
 	admin.do("CONFIG SET timeout 1", "+OK\r\n")
 	idle.do("PING", "+PONG\r\n") // from now on idle for a second: closed
 	idle.expectEOF()
+	was.expectEOF()
 	sub.do("PING", push(2, bulk("pong"), bulk("")))       // idle longer, still served
 	dialPS(t, addr).do("CONFIG SET timeout 0", "+OK\r\n") // admin was idle too: closed
 }

@@ -98,10 +98,14 @@ func (c *client) reply(v resp.Value) int {
 // hasSub reports whether c has its pub/sub side. Its own goroutine asks
 // under mu too: an invalidation may make one between its pipelines
 // (tracking_cmd.go).
-func (c *client) hasSub() bool {
+// subscribed reports whether c is in pub/sub mode (subscribed to a
+// channel, pattern or shard channel), as Redis's CLIENT_PUBSUB flag: a
+// client that once subscribed, or got a tracking push, and is subscribed
+// to nothing now is not.
+func (c *client) subscribed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sub != nil
+	return c.sub != nil && c.sub.subscribed()
 }
 
 func (c *client) protocol() int {
