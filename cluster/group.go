@@ -171,6 +171,8 @@ func (g *Group) open(boot []Peer) error {
 	g.fsm.SetBlockingHook(g.blocks.onEvent)
 	g.fsm.SetNotifyHook(g.notifyClasses, g.publishEvents) // keyspace notifications (notify.go)
 	g.fsm.SetAccessHook(n.accessSettings)                 // access metadata (eviction.go)
+	// the node's record of running scripts (busy_scripts.go)
+	g.fsm.SetScriptHook(func(r fsm.ScriptRun) func() { return n.scripts.start(g.id, r) })
 	var bootFn func(*raft.Raft) error
 	if len(boot) > 0 {
 		bootFn = func(r *raft.Raft) error { return r.BootstrapCluster(raftServers(boot)).Error() }

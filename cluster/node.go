@@ -63,6 +63,7 @@ type Node struct {
 	keyspace keyspaceEvents // notify-keyspace-events and where events go (notify.go)
 	evict    *evictor       // maxmemory and eviction (eviction.go)
 	saves    saveState      // SAVE / BGSAVE: snapshots of every hosted group (save.go)
+	scripts  busyScripts    // the scripts running here (busy_scripts.go)
 
 	// raftlog is the node-wide Raft log store (raftstore.go); nil when no
 	// group uses it.

@@ -376,5 +376,8 @@ func runFunction(c *Ctx, fn *libFunction, keys, argv [][]byte, readOnly bool) re
 		return errf("ERR Function not found")
 	}
 	meta.RawSetString("__index", L.Env) // the protected globals (lua_protect.go)
+	// Watched from here: the library's registration is short (budgeted)
+	// and a kill during it would fail as a registration error.
+	defer r.watch(true)()
 	return r.invoke(L, cb, luaStrings(L, keys), luaStrings(L, argv))
 }

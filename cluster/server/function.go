@@ -83,7 +83,7 @@ func functionCommands() []*command {
 			func(*Server, *client, [][]byte) resp.Value { return helpReply("FUNCTION", functionHelp) }),
 		sub("kill", 2, resp.FlagNoScript|resp.FlagAllowBusy, "Terminates a function during execution.", "O(1)",
 			[]string{"request_policy:all_shards", "response_policy:one_succeeded"},
-			func(*Server, *client, [][]byte) resp.Value { return resp.Err(errNotBusy) }),
+			cmdKill(true)), // busy.go
 		sub("list", -2, resp.FlagNoScript, "Returns information about all libraries.",
 			"O(N) where N is the number of functions", []string{"nondeterministic_output_order"}, cmdFunctionRead),
 		sub("load", -3, resp.FlagWrite|resp.FlagDenyOOM|resp.FlagNoScript, "Creates a library.",

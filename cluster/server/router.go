@@ -154,9 +154,15 @@ func (s *Server) received(c *client, cmd resp.Request, r route, now time.Time) {
 	c.touch(name, now)
 }
 
-// route decides where args go: unknown command, arity, CROSSSLOT, MOVED or
-// CLUSTERDOWN are answered here; the rest is run by exec or propose.
+// route decides where args go: unknown command, arity, CROSSSLOT, MOVED,
+// CLUSTERDOWN or BUSY (busy.go) are answered here; the rest is run by exec
+// or propose.
 func (s *Server) route(c *client, args [][]byte) route {
+	return s.busyRefused(s.routeCommand(c, args))
+}
+
+// routeCommand is route before the busy check.
+func (s *Server) routeCommand(c *client, args [][]byte) route {
 	cmd := s.table.lookup(args[0])
 	if cmd == nil {
 		return route{reply: resp.Err(resp.ErrUnknownCommand(args[0], args[1:]))}
@@ -213,7 +219,7 @@ func (s *Server) route(c *client, args [][]byte) route {
 	case !write && c.isReadonly() && g.Local():
 		return route{kind: routeStale, cmd: cmd, group: g}
 	case s.awaitFlip(slot):
-		return s.route(c, args)
+		return s.routeCommand(c, args)
 	}
 	return route{cmd: cmd, reply: s.redirect(g, slot)}
 }

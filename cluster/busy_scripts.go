@@ -1,0 +1,142 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slotraft/slotraft/fsm"
+)
+
+// The node's record of the Lua scripts running in the groups it hosts
+// (fsm.FSM.SetScriptHook), for Redis's busy scripts: the front end answers
+// -BUSY for a group whose script has run longer than busy-reply-threshold,
+// and SCRIPT KILL or FUNCTION KILL stop one that runs outside Apply.
+//
+// What a script blocks: one inside Apply holds its group's state lock on
+// every replica, so nothing of that group can be read or applied there
+// until it ends; one outside Apply (a read-only script on the leader)
+// holds the read lock, so the group's next entry waits, and with it every
+// read that comes after (a Go RWMutex lets no new reader in while a writer
+// waits). Either way the group, and only it, is busy on this node.
+
+// RunningScript describes a script running on this node.
+type RunningScript struct {
+	Group    uint32
+	Started  time.Time
+	Function bool // FCALL or FCALL_RO; otherwise EVAL and its kin
+	// Written: the script runs inside Apply, replicated, so it counts as
+	// having written (Redis's SCRIPT_WRITE_DIRTY) and cannot be killed.
+	Written bool
+}
+
+// KillResult is what SCRIPT KILL or FUNCTION KILL did (Node.KillScripts).
+type KillResult int
+
+const (
+	KillNotBusy    KillResult = iota // no script has run past the threshold
+	KillDone                         // the killable scripts of the kind asked for are stopping
+	KillUnkillable                   // only scripts inside Apply have run past the threshold
+	KillWrongKind                    // only scripts of the other kind (functions for SCRIPT KILL)
+)
+
+// busyScripts is the record; its zero value is empty.
+type busyScripts struct {
+	count atomic.Int32 // len(runs), read without the lock on every command
+	mu    sync.Mutex
+	seq   uint64
+	runs  map[uint64]*scriptRec
+}
+
+type scriptRec struct {
+	RunningScript
+	kill *atomic.Bool // nil inside Apply
+}
+
+// start records a run of group gid that starts now and returns the
+// function that removes it (the script hook's contract).
+func (b *busyScripts) start(gid uint32, r fsm.ScriptRun) func() {
+	rec := &scriptRec{RunningScript: RunningScript{Group: gid, Started: time.Now(), Function: r.Function,
+		Written: r.InApply}, kill: r.Kill}
+	b.mu.Lock()
+	if b.runs == nil {
+		b.runs = map[uint64]*scriptRec{}
+	}
+	b.seq++
+	id := b.seq
+	b.runs[id] = rec
+	b.count.Add(1)
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		delete(b.runs, id)
+		b.count.Add(-1)
+		b.mu.Unlock()
+	}
+}
+
+// timedOut returns the runs that started at least threshold ago, in no
+// particular order; none when threshold <= 0 (Redis's 0: never busy).
+func (b *busyScripts) timedOut(threshold time.Duration) []*scriptRec {
+	if threshold <= 0 || b.count.Load() == 0 {
+		return nil
+	}
+	since := time.Now().Add(-threshold)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*scriptRec
+	for _, r := range b.runs {
+		if !r.Started.After(since) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// BusyScript is the script that makes group gid busy on this node: the
+// oldest one running there for at least threshold (threshold <= 0: none).
+func (n *Node) BusyScript(gid uint32, threshold time.Duration) (RunningScript, bool) {
+	var oldest *scriptRec
+	for _, r := range n.scripts.timedOut(threshold) {
+		if r.Group == gid && (oldest == nil || r.Started.Before(oldest.Started)) {
+			oldest = r
+		}
+	}
+	if oldest == nil {
+		return RunningScript{}, false
+	}
+	return oldest.RunningScript, true
+}
+
+// KillScripts stops the scripts of one kind (functions or not) that have
+// run for at least threshold outside Apply, as SCRIPT KILL (function
+// false) or FUNCTION KILL does. Redis runs one script at a time; here
+// several groups, and several reads of one group, may each run one, so
+// every killable one of that kind is stopped. Each answers its caller
+// with the killed-script error at its next instruction.
+func (n *Node) KillScripts(function bool, threshold time.Duration) KillResult {
+	runs := n.scripts.timedOut(threshold)
+	if len(runs) == 0 {
+		return KillNotBusy
+	}
+	res := KillWrongKind
+	for _, r := range runs {
+		switch {
+		case r.kill != nil && r.Function == function:
+			r.kill.Store(true)
+			res = KillDone
+		case r.Written && res == KillWrongKind:
+			res = KillUnkillable
+		}
+	}
+	return res
+}
+
+// SetScriptBudget sets group gid's script budget, the number of Lua
+// instructions after which a script stops (fsm.ScriptBudgetEntry; n <= 0
+// restores the default): it is what ends a script that runs inside Apply,
+// which no SCRIPT KILL may stop.
+func (n *Node) SetScriptBudget(ctx context.Context, gid uint32, budget int64) error {
+	return n.proposeTo(ctx, gid, fsm.ScriptBudgetEntry(budget))
+}

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"time"
+
+	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/resp"
+)
+
+// Busy scripts, as Redis 7.2's (script.c, server.c processCommand): while
+// a script has run longer than busy-reply-threshold ms in a group hosted
+// here, this node's commands for that group are refused with -BUSY, save
+// those flagged allow-busy; SCRIPT KILL and FUNCTION KILL stop a script
+// running outside Apply (a read-only one). The node's record of running
+// scripts is cluster/busy_scripts.go, which says what a script blocks.
+//
+// Redis is busy as a whole; here only the script's group is: the other
+// groups of this node, the other nodes, and the commands that wait for no
+// group (PING, CLIENT, INFO…) keep serving.
+
+// Redis 7.2's texts (server.c createSharedObjects, script.c scriptKill).
+var (
+	errBusyEval     = resp.NewError("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+	errBusyFunction = resp.NewError("BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
+	errUnkillable   = resp.NewError("UNKILLABLE Sorry the script already executed write commands against the dataset. " +
+		"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+	errNotBusy = resp.NewError("NOTBUSY No scripts in execution right now.")
+)
+
+// busyThreshold is busy-reply-threshold; 0 means never busy.
+func (s *Server) busyThreshold() time.Duration {
+	return time.Duration(s.statsCfg.busyMs.Load()) * time.Millisecond
+}
+
+// busyRefused replaces route r with -BUSY when its group is busy with a
+// script and its command is not allowed then.
+func (s *Server) busyRefused(r route) route {
+	if r.group == nil || r.cmd == nil || r.cmd.meta.Is(resp.FlagAllowBusy) {
+		return r
+	}
+	run, busy := s.n.BusyScript(r.group.ID(), s.busyThreshold())
+	if !busy {
+		return r
+	}
+	return route{cmd: r.cmd, reply: resp.Err(busyError(run.Function))}
+}
+
+// busyError is the -BUSY error of a running function or script.
+func busyError(function bool) error {
+	if function {
+		return errBusyFunction
+	}
+	return errBusyEval
+}
+
+// cmdKill is SCRIPT KILL (function false) and FUNCTION KILL.
+func cmdKill(function bool) nodeHandler {
+	return func(s *Server, _ *client, _ [][]byte) resp.Value {
+		switch s.n.KillScripts(function, s.busyThreshold()) {
+		case cluster.KillDone:
+			return resp.OK()
+		case cluster.KillUnkillable:
+			return resp.Err(errUnkillable)
+		case cluster.KillWrongKind: // the running script is of the other kind
+			return resp.Err(busyError(!function))
+		}
+		return resp.Err(errNotBusy)
+	}
+}

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/fsm"
+	"github.com/slotraft/slotraft/slots"
+)
+
+const (
+	busyThreshold = 50 * time.Millisecond
+	busyLoop      = "local i=0 while true do i=i+1 end"
+	busyEvalText  = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	busyFuncText  = "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+	notBusyText   = "-NOTBUSY No scripts in execution right now."
+	killedText    = "-ERR Script killed by user with SCRIPT KILL... script: "
+)
+
+// busyNode serves a one-node cluster whose groups are all led here, with
+// busy-reply-threshold set to 50 ms; it returns the node, the address, a
+// connection and a key of another group than "k".
+func busyNode(t *testing.T) (*cluster.Node, string, func(args ...string) string, string) {
+	n := singleNode(t)
+	_, addr := serveNode(t, n)
+	do := connDo(t, addr)
+	if got := do("CONFIG", "SET", "busy-reply-threshold", strconv.Itoa(int(busyThreshold/time.Millisecond))); got != "+OK" {
+		t.Fatalf("CONFIG SET: %s", got)
+	}
+	other := ""
+	for i := 0; other == ""; i++ {
+		if k := "o" + string(rune('a'+i)); groupOfKey(n, k) != groupOfKey(n, "k") {
+			other = k
+		}
+	}
+	return n, addr, do, other
+}
+
+func groupOfKey(n *cluster.Node, key string) uint32 { return n.GroupOf(slots.Of([]byte(key))).ID() }
+
+// awaitBusy waits until the node records a script in k's group past the
+// threshold, then checks that GET k is refused with want. (A command
+// routed before the threshold is not refused: it waits for the group.)
+func awaitBusy(t *testing.T, n *cluster.Node, do func(args ...string) string, want string) {
+	t.Helper()
+	cluster.PollUntil(t, "a busy script", func() bool {
+		_, busy := n.BusyScript(groupOfKey(n, "k"), busyThreshold)
+		return busy
+	})
+	if got := do("GET", "k"); got != want {
+		t.Fatalf("GET k during the script: %s, want %s", got, want)
+	}
+}
+
+func TestBusyScriptKilled(t *testing.T) {
+	n, addr, do, other := busyNode(t)
+	for _, kill := range []string{"SCRIPT", "FUNCTION"} {
+		if got := do(kill, "KILL"); got != notBusyText {
+			t.Fatalf("%s KILL with nothing running: %s", kill, got)
+		}
+	}
+	script := dialBlk(t, addr)
+	script.send("EVAL_RO", busyLoop, "1", "k")
+	awaitBusy(t, n, do, busyEvalText)
+	for _, c := range []struct{ args, want string }{
+		{"PING", "+PONG"},       // waits for no group
+		{"GET " + other, "nil"}, // another group
+		{"SET k 1", busyEvalText},
+		{"FUNCTION KILL", busyEvalText}, // a script is no function
+		{"SCRIPT KILL", "+OK"},
+	} {
+		if got := do(strings.Fields(c.args)...); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.args, got, c.want)
+		}
+	}
+	if got, want := script.read(10*time.Second), killedText+fsm.SHA1Hex([]byte(busyLoop))+", on @user_script:1."; got != want {
+		t.Fatalf("killed script's reply %s, want %s", got, want)
+	}
+	if got := do("GET", "k"); got != "nil" {
+		t.Fatalf("GET k after the kill: %s", got)
+	}
+	if got := do("SCRIPT", "KILL"); got != notBusyText {
+		t.Fatalf("SCRIPT KILL after the kill: %s", got)
+	}
+}
+
+func TestBusyFunctionKilled(t *testing.T) {
+	n, addr, do, _ := busyNode(t)
+	code := "#!lua name=busy\nredis.register_function{function_name='spin', callback=function() " + busyLoop +
+		" end, flags={'no-writes'}}"
+	if got := do("FUNCTION", "LOAD", code); got != "busy" {
+		t.Fatalf("FUNCTION LOAD: %s", got)
+	}
+	fn := dialBlk(t, addr)
+	fn.send("FCALL_RO", "spin", "1", "k")
+	awaitBusy(t, n, do, busyFuncText)
+	for _, c := range []struct{ args, want string }{
+		{"SCRIPT KILL", busyFuncText}, // a function is no script
+		{"FUNCTION STATS", ""},        // allowed: any reply but BUSY
+		{"FUNCTION KILL", "+OK"},
+	} {
+		got := do(strings.Fields(c.args)...)
+		if c.want == "" && strings.HasPrefix(got, "-BUSY") || c.want != "" && got != c.want {
+			t.Errorf("%s: got %s, want %s", c.args, got, c.want)
+		}
+	}
+	if got, want := fn.read(10*time.Second), killedText+"spin, on @user_function:2."; got != want {
+		t.Fatalf("killed function's reply %s, want %s", got, want)
+	}
+}
+
+// A script that writes runs inside Apply: it cannot be killed, and its
+// group's instruction budget ends it.
+func TestBusyScriptUnkillable(t *testing.T) {
+	n, addr, do, _ := busyNode(t)
+	const budget = 50_000_000 // most of a second: well past the threshold
+	if err := n.SetScriptBudget(context.Background(), groupOfKey(n, "k"), budget); err != nil {
+		t.Fatal(err)
+	}
+	body := "redis.call('set', KEYS[1], '1') " + busyLoop
+	script := dialBlk(t, addr)
+	script.send("EVAL", body, "1", "k")
+	awaitBusy(t, n, do, busyEvalText)
+	for _, kill := range []string{"SCRIPT", "FUNCTION"} {
+		if got := do(kill, "KILL"); got != unkillableText {
+			t.Errorf("%s KILL: got %s, want %s", kill, got, unkillableText)
+		}
+	}
+	want := "-ERR Script exceeded the execution budget of 50000000 Lua instructions script: " + fsm.SHA1Hex([]byte(body))
+	if got := script.read(30 * time.Second); got != want {
+		t.Fatalf("script's reply %s, want %s", got, want)
+	}
+	if got := do("GET", "k"); got != "1" { // its write stays, as after any script error
+		t.Fatalf("GET k after the script: %s", got)
+	}
+}
+
+const unkillableText = "-UNKILLABLE Sorry the script already executed write commands against the dataset. " +
+	"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
