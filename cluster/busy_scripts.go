@@ -97,16 +97,44 @@ func (b *busyScripts) timedOut(threshold time.Duration) []*scriptRec {
 // BusyScript is the script that makes group gid busy on this node: the
 // oldest one running there for at least threshold (threshold <= 0: none).
 func (n *Node) BusyScript(gid uint32, threshold time.Duration) (RunningScript, bool) {
-	var oldest *scriptRec
-	for _, r := range n.scripts.timedOut(threshold) {
-		if r.Group == gid && (oldest == nil || r.Started.Before(oldest.Started)) {
-			oldest = r
+	return n.scripts.oldest(threshold, func(r *scriptRec) bool { return r.Group == gid })
+}
+
+// AnyBusyScript is the oldest script running on this node for at least
+// threshold, in any group (SHUTDOWN without NOSAVE is refused then).
+func (n *Node) AnyBusyScript(threshold time.Duration) (RunningScript, bool) {
+	return n.scripts.oldest(threshold, func(*scriptRec) bool { return true })
+}
+
+// oldest is the oldest run that match accepts among those that started at
+// least threshold ago.
+func (b *busyScripts) oldest(threshold time.Duration, match func(*scriptRec) bool) (RunningScript, bool) {
+	var old *scriptRec
+	for _, r := range b.timedOut(threshold) {
+		if match(r) && (old == nil || r.Started.Before(old.Started)) {
+			old = r
 		}
 	}
-	if oldest == nil {
+	if old == nil {
 		return RunningScript{}, false
 	}
-	return oldest.RunningScript, true
+	return old.RunningScript, true
+}
+
+// StopScripts stops every script running outside Apply on this node,
+// whatever its age or kind, as SHUTDOWN NOSAVE does in Redis: the node is
+// about to stop, and its groups' Apply, which Close waits for, would wait
+// for their read locks as long as such a script runs.
+func (n *Node) StopScripts() { n.scripts.killAll() }
+
+func (b *busyScripts) killAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.runs {
+		if r.kill != nil {
+			r.kill.Store(true)
+		}
+	}
 }
 
 // KillScripts stops the scripts of one kind (functions or not) that have

@@ -148,6 +148,7 @@ func (n *Node) Close() error {
 		n.closing = true
 		n.bgMu.Unlock()
 		n.cancel()
+		n.StopScripts() // read-only scripts would hold their groups' Apply (busy_scripts.go)
 		if n.gossip != nil {
 			n.gossip.stop(gossipLeaveTimeout)
 		}

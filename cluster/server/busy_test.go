@@ -141,3 +141,30 @@ func TestBusyScriptUnkillable(t *testing.T) {
 
 const unkillableText = "-UNKILLABLE Sorry the script already executed write commands against the dataset. " +
 	"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+
+// SHUTDOWN is refused while a script is busy, as in Redis; SHUTDOWN NOSAVE
+// stops the node's read-only scripts and the node.
+func TestBusyShutdownNosave(t *testing.T) {
+	n := singleNode(t)
+	srv, addr := serveNode(t, n)
+	do := connDo(t, addr)
+	do("CONFIG", "SET", "busy-reply-threshold", strconv.Itoa(int(busyThreshold/time.Millisecond)))
+	script := dialBlk(t, addr)
+	script.send("EVAL_RO", busyLoop, "1", "k")
+	awaitBusy(t, n, do, busyEvalText)
+	calls := make(chan bool, 1)
+	srv.SetShutdown(func(handOff bool) { calls <- handOff })
+	if got := do("SHUTDOWN"); got != busyEvalText {
+		t.Fatalf("SHUTDOWN while busy: %s, want %s", got, busyEvalText)
+	}
+	shut := dialBlk(t, addr)
+	shut.send("SHUTDOWN", "NOSAVE")
+	select {
+	case <-calls:
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN NOSAVE did not call the hook")
+	}
+	if got, want := script.read(10*time.Second), killedText+fsm.SHA1Hex([]byte(busyLoop))+", on @user_script:1."; got != want {
+		t.Fatalf("the script's reply %s, want %s", got, want)
+	}
+}
