@@ -45,6 +45,21 @@ func (s *Server) busyRefused(r route) route {
 	return route{cmd: r.cmd, reply: resp.Err(busyError(run.Function))}
 }
 
+// firstNotBusy is the first of groups that no script makes busy, else the
+// first one (nil for none): what any group can answer (keyless reads and
+// scripts, FUNCTION STATS) does not wait for a busy group.
+func (s *Server) firstNotBusy(groups []*cluster.Group) *cluster.Group {
+	for _, g := range groups {
+		if _, busy := s.n.BusyScript(g.ID(), s.busyThreshold()); !busy {
+			return g
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	return groups[0]
+}
+
 // busyError is the -BUSY error of a running function or script.
 func busyError(function bool) error {
 	if function {

@@ -168,3 +168,67 @@ func TestBusyShutdownNosave(t *testing.T) {
 		t.Fatalf("the script's reply %s, want %s", got, want)
 	}
 }
+
+// busy-reply-threshold 0: a script is never busy, so nothing is refused
+// and nothing can be killed; its budget ends it.
+func TestBusyThresholdZero(t *testing.T) {
+	n, addr, do, _ := busyNode(t)
+	if got := do("CONFIG", "SET", "busy-reply-threshold", "0"); got != "+OK" {
+		t.Fatalf("CONFIG SET: %s", got)
+	}
+	if err := n.SetScriptBudget(context.Background(), groupOfKey(n, "k"), 30_000_000); err != nil {
+		t.Fatal(err)
+	}
+	script := dialBlk(t, addr)
+	script.send("EVAL_RO", busyLoop, "1", "k")
+	cluster.PollUntil(t, "the script running", func() bool {
+		_, running := n.BusyScript(groupOfKey(n, "k"), time.Nanosecond)
+		return running
+	})
+	time.Sleep(2 * busyThreshold) // past what would be the threshold: not a condition to wait for
+	for _, c := range []struct{ args, want string }{
+		{"SCRIPT KILL", notBusyText},
+		{"GET k", "nil"},
+	} {
+		if got := do(strings.Fields(c.args)...); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.args, got, c.want)
+		}
+	}
+	want := "-ERR Script exceeded the execution budget of 30000000 Lua instructions script: " + fsm.SHA1Hex([]byte(busyLoop))
+	if got := script.read(30 * time.Second); got != want {
+		t.Fatalf("script's reply %s, want %s", got, want)
+	}
+}
+
+// What any group can answer (a script without keys, FUNCTION STATS) goes
+// to a group that is not busy.
+func TestBusyKeylessElsewhere(t *testing.T) {
+	n, addr, do, _ := busyNode(t)
+	first := n.GroupOf(0).ID() // where scripts without keys go first
+	if err := n.SetScriptBudget(context.Background(), first, 50_000_000); err != nil {
+		t.Fatal(err)
+	}
+	script := dialBlk(t, addr)
+	script.send("EVAL", busyLoop, "0")
+	cluster.PollUntil(t, "a busy script", func() bool {
+		_, busy := n.BusyScript(first, busyThreshold)
+		return busy
+	})
+	for _, c := range []struct{ args, want string }{
+		{"EVAL return~1 0", ":1"},
+		{"FUNCTION STATS", "[running_script nil engines [LUA [libraries_count :0 functions_count :0]]]"},
+		{"SCRIPT KILL", unkillableText},
+	} {
+		args := strings.Fields(c.args)
+		for i := range args {
+			args[i] = strings.ReplaceAll(args[i], "~", " ")
+		}
+		if got := do(args...); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.args, got, c.want)
+		}
+	}
+	want := "-ERR Script exceeded the execution budget of 50000000 Lua instructions script: " + fsm.SHA1Hex([]byte(busyLoop))
+	if got := script.read(30 * time.Second); got != want {
+		t.Fatalf("script's reply %s, want %s", got, want)
+	}
+}

@@ -186,9 +186,9 @@ func cmdFunctionRead(s *Server, _ *client, args [][]byte) resp.Value {
 	if err := fsm.CheckFunctionRead(op); err != nil {
 		return resp.Err(err)
 	}
-	if led := s.ledGroups(); len(led) > 0 {
+	if g := s.firstNotBusy(s.ledGroups()); g != nil { // FUNCTION STATS is allowed while busy (busy.go)
 		var v resp.Value
-		if err := s.viewGroup(led[0], func(st fsm.Reader) { v = st.FunctionRead(op) }); err != nil {
+		if err := s.viewGroup(g, func(st fsm.Reader) { v = st.FunctionRead(op) }); err != nil {
 			return resp.Err(err)
 		}
 		return v

@@ -350,12 +350,14 @@ func (s *Server) keyless(cmd *command, args [][]byte) resp.Value {
 	if cmd.meta.Is(resp.FlagWrite) {
 		return resp.Err(resp.Errorf("ERR '%s' has no key to route by and is not supported in cluster mode", cmd.meta.Name))
 	}
-	for _, g := range s.n.Groups() {
-		if g.Local() {
-			return s.readStale(g, cmd.data, args, fsm.ReadOpts{})
-		}
+	g := s.firstNotBusy(s.groupsWhere((*cluster.Group).Local))
+	if g == nil {
+		return resp.Err(resp.ErrClusterDown)
 	}
-	return resp.Err(resp.ErrClusterDown)
+	if run, busy := s.n.BusyScript(g.ID(), s.busyThreshold()); busy && !cmd.meta.Is(resp.FlagAllowBusy) {
+		return resp.Err(busyError(run.Function)) // every local group is busy (busy.go)
+	}
+	return s.readStale(g, cmd.data, args, fsm.ReadOpts{})
 }
 
 // ledGroups are the groups this node leads, in slot order.

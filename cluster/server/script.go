@@ -39,8 +39,8 @@ func (s *Server) routeScript(c *client, cmd *command, args [][]byte) (r route, o
 	}
 	readOnly := cmd.meta.Is(resp.FlagReadOnly)
 	if n == 0 {
-		if led := s.ledGroups(); len(led) > 0 && !readOnly {
-			if r, ok := s.routeNoWrites(cmd, args, led[0]); ok {
+		if g := s.firstNotBusy(s.ledGroups()); g != nil && !readOnly {
+			if r, ok := s.routeNoWrites(cmd, args, g); ok {
 				return r, true
 			}
 		}
@@ -141,11 +141,11 @@ func (s *Server) scriptFlags(cmd *command, args [][]byte) fsm.ScriptFlags {
 // routeKeylessScript sends a script without keys to the first group led
 // here (a READONLY read may use any local replica).
 func (s *Server) routeKeylessScript(c *client, cmd *command, readOnly bool) route {
-	if led := s.ledGroups(); len(led) > 0 {
+	if g := s.firstNotBusy(s.ledGroups()); g != nil { // busy.go
 		if readOnly {
-			return route{kind: routeRead, cmd: cmd, group: led[0]}
+			return route{kind: routeRead, cmd: cmd, group: g}
 		}
-		return route{kind: routeWrite, cmd: cmd, group: led[0]}
+		return route{kind: routeWrite, cmd: cmd, group: g}
 	}
 	if readOnly && c.isReadonly() {
 		for _, g := range s.n.Groups() {
