@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,10 @@ type RunningScript struct {
 	Group    uint32
 	Started  time.Time
 	Function bool // FCALL or FCALL_RO; otherwise EVAL and its kin
+	// Name and Command, for a function: its name and the command that
+	// called it (FUNCTION STATS's running_script).
+	Name    string
+	Command [][]byte
 	// Written: the script runs inside Apply, replicated, so it counts as
 	// having written (Redis's SCRIPT_WRITE_DIRTY) and cannot be killed.
 	Written bool
@@ -58,7 +63,10 @@ type scriptRec struct {
 // function that removes it (the script hook's contract).
 func (b *busyScripts) start(gid uint32, r fsm.ScriptRun) func() {
 	rec := &scriptRec{RunningScript: RunningScript{Group: gid, Started: time.Now(), Function: r.Function,
-		Written: r.InApply}, kill: r.Kill}
+		Name: r.Name, Written: r.InApply}, kill: r.Kill}
+	for _, a := range r.Call { // r.Call lives only as long as the run
+		rec.Command = append(rec.Command, bytes.Clone(a))
+	}
 	b.mu.Lock()
 	if b.runs == nil {
 		b.runs = map[uint64]*scriptRec{}

@@ -176,7 +176,7 @@ func runScript(c *Ctx, sha string, cs *compiledScript, keys, argv [][]byte, read
 	r := newScriptRun(c, sha, "@user_script", keys, readOnly || cs.flags.NoWrites, c.scriptBudget)
 	L := r.newState()
 	defer L.Close()
-	defer r.watch(false)()
+	defer r.watch(nil)()
 	L.G.Global.RawSetString("KEYS", luaStrings(L, keys))
 	L.G.Global.RawSetString("ARGV", luaStrings(L, argv))
 	return r.invoke(L, L.NewFunctionFromProto(cs.proto))

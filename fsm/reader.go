@@ -32,6 +32,7 @@ type Reader interface {
 	ScriptBody(sha string) ([]byte, bool)
 	LibraryCount() int
 	FunctionRead(op [][]byte) resp.Value
+	FunctionStats() resp.Value
 	FunctionDump() []byte
 	FunctionApplied(op [][]byte) bool
 

@@ -23,6 +23,11 @@ import (
 // run that starts.
 type ScriptRun struct {
 	Function bool // FCALL or FCALL_RO; otherwise EVAL and its kin
+	// Name and Call, for a function: its name and the command that calls
+	// it (FUNCTION STATS shows them). Call is valid until the run ends:
+	// the hook copies it to keep it.
+	Name string
+	Call [][]byte
 	// InApply: the run is part of a log entry, on every replica; it
 	// cannot be killed, and counts as having written (Redis's
 	// SCRIPT_WRITE_DIRTY), since its effects are replicated as a whole.
@@ -41,14 +46,18 @@ const errScriptKilled = "ERR Script killed by user with SCRIPT KILL..."
 // change what the script does, only record it. Call it before Raft starts.
 func (f *FSM) SetScriptHook(fn func(ScriptRun) (done func())) { f.state.scriptHook = fn }
 
-// watch tells the hook that r starts; the returned function tells it that
-// r ended. A run outside Apply gets a kill switch its budget polls.
-func (r *scriptRun) watch(function bool) (done func()) {
+// watch tells the hook that r starts, a function called by call (nil for
+// a script); the returned function tells it that r ended. A run outside
+// Apply gets a kill switch its budget polls.
+func (r *scriptRun) watch(call [][]byte) (done func()) {
 	hook := r.c.scriptHook
 	if hook == nil {
 		return func() {}
 	}
-	run := ScriptRun{Function: function, InApply: r.c.Index != 0}
+	run := ScriptRun{Function: call != nil, InApply: r.c.Index != 0, Call: call}
+	if call != nil {
+		run.Name = r.sha // a function's name (newScriptRun)
+	}
 	if !run.InApply {
 		run.Kill = new(atomic.Bool)
 		r.budget.kill = run.Kill

@@ -45,8 +45,11 @@ func TestScriptKilledOutsideApply(t *testing.T) {
 	if len(*runs) != 3 || *ended != 3 {
 		t.Fatalf("runs %+v, %d ended; want 3 and 3", *runs, *ended)
 	}
-	if !(*runs)[2].Function || (*runs)[0].Function || (*runs)[0].InApply {
-		t.Errorf("runs %+v: want eval, eval, function, none in Apply", *runs)
+	if r := (*runs)[2]; !r.Function || r.Name != "f" || len(r.Call) != 3 || string(r.Call[1]) != "f" {
+		t.Errorf("run %+v: want function f called by FCALL_RO f 0", r)
+	}
+	if r := (*runs)[0]; r.Function || r.InApply || r.Name != "" || r.Call != nil {
+		t.Errorf("run %+v: want a script outside Apply", r)
 	}
 }
 

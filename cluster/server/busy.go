@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"github.com/slotraft/slotraft/cluster"
@@ -81,4 +82,28 @@ func cmdKill(function bool) nodeHandler {
 		}
 		return resp.Err(errNotBusy)
 	}
+}
+
+// statsBusyError is FUNCTION STATS's refusal while a script (not a
+// function) is busy, as Redis's functionStatsCommand.
+func (s *Server) statsBusyError() error {
+	if run, busy := s.n.AnyBusyScript(s.busyThreshold()); busy && !run.Function {
+		return errBusyEval
+	}
+	return nil
+}
+
+// withRunningScript fills FUNCTION STATS's running_script (v's first
+// value, null as the group renders it) with the busy function, as Redis
+// 7.2: its name, the command that called it, how long it has run.
+func (s *Server) withRunningScript(v resp.Value) resp.Value {
+	run, busy := s.n.AnyBusyScript(s.busyThreshold())
+	if !busy || !run.Function || v.Kind != resp.KindMap || len(v.Elems) < 2 {
+		return v
+	}
+	v.Elems = slices.Clone(v.Elems)
+	v.Elems[1] = resp.Map(resp.BulkString("name"), resp.BulkString(run.Name),
+		resp.BulkString("command"), resp.BulkArray(run.Command),
+		resp.BulkString("duration_ms"), resp.Int(time.Since(run.Started).Milliseconds()))
+	return v
 }
