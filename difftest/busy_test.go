@@ -29,7 +29,10 @@ type busyScenario struct {
 	script []string
 	poll   string     // SCRIPT or FUNCTION: the kill that polls
 	acts   [][]string // once busy
-	reply  bool       // the script's own reply ends the transcript
+	// txBefore runs on a third connection before the script, txDuring
+	// there once busy (before acts)
+	txBefore, txDuring [][]string
+	reply              bool // the script's own reply ends the transcript
 }
 
 func TestBusyScriptsDifferential(t *testing.T) {
@@ -42,6 +45,9 @@ func TestBusyScriptsDifferential(t *testing.T) {
 		{name: "no-writes EVAL killed", setup: [][]string{{"SCRIPT", "LOAD", "#!lua flags=no-writes\n" + busySpin}},
 			script: []string{"EVAL", "#!lua flags=no-writes\n" + busySpin, "1", "k"}, poll: "FUNCTION",
 			acts: [][]string{{"GET", "k"}, {"SCRIPT", "KILL"}}, reply: true},
+		{name: "transaction refused", script: []string{"EVAL_RO", busySpin, "1", "k"}, poll: "FUNCTION",
+			txBefore: [][]string{{"MULTI"}, {"SET", "k", "1"}}, txDuring: [][]string{{"GET", "k"}, {"EXEC"}},
+			acts: [][]string{{"SCRIPT", "KILL"}}, reply: true},
 		{name: "read-only function killed", setup: [][]string{{"FUNCTION", "LOAD", "REPLACE", fnLoop}},
 			script: []string{"FCALL_RO", "spin", "1", "k"}, poll: "SCRIPT",
 			acts: [][]string{{"GET", "k"}, {"SCRIPT", "KILL"}, {"FUNCTION", "STATS"}, {"FUNCTION", "KILL"}}, reply: true},
@@ -69,6 +75,10 @@ func busyTranscript(t *testing.T, addr string, sc busyScenario) []string {
 		out = append(out, mustDo(t, ctl, args...).String())
 	}
 	out = append(out, mustDo(t, ctl, "SCRIPT", "KILL").String(), mustDo(t, ctl, "FUNCTION", "KILL").String())
+	tx := connect(t, addr, "2")
+	for _, args := range sc.txBefore {
+		out = append(out, mustDo(t, tx, args...).String())
+	}
 	run.send(sc.script...)
 	if err := run.w.Flush(); err != nil {
 		t.Fatal(err)
@@ -82,6 +92,9 @@ func busyTranscript(t *testing.T, addr string, sc busyScenario) []string {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: the script never got busy", addr)
 		}
+	}
+	for _, args := range sc.txDuring {
+		out = append(out, mustDo(t, tx, args...).String())
 	}
 	for _, args := range sc.acts {
 		out = append(out, durationRe.ReplaceAllString(mustDo(t, ctl, args...).String(), "${1}N"))

@@ -36,14 +36,25 @@ func (s *Server) busyThreshold() time.Duration {
 // busyRefused replaces route r with -BUSY when its group is busy with a
 // script and its command is not allowed then.
 func (s *Server) busyRefused(r route) route {
-	if r.group == nil || r.cmd == nil || r.cmd.meta.Is(resp.FlagAllowBusy) {
+	if r.group == nil || r.cmd == nil {
 		return r
 	}
-	run, busy := s.n.BusyScript(r.group.ID(), s.busyThreshold())
-	if !busy {
-		return r
+	if err := s.busyErr(r.group, r.cmd); err != nil {
+		return route{cmd: r.cmd, reply: resp.Err(err)}
 	}
-	return route{cmd: r.cmd, reply: resp.Err(busyError(run.Function))}
+	return r
+}
+
+// busyErr is the -BUSY error for cmd on group g, nil when no script makes
+// g busy or cmd is allowed then.
+func (s *Server) busyErr(g *cluster.Group, cmd *command) error {
+	if cmd.meta.Is(resp.FlagAllowBusy) {
+		return nil
+	}
+	if run, busy := s.n.BusyScript(g.ID(), s.busyThreshold()); busy {
+		return busyError(run.Function)
+	}
+	return nil
 }
 
 // firstNotBusy is the first of groups that no script makes busy, else the
@@ -106,4 +117,21 @@ func (s *Server) withRunningScript(v resp.Value) resp.Value {
 		resp.BulkString("command"), resp.BulkArray(run.Command),
 		resp.BulkString("duration_ms"), resp.Int(time.Since(run.Started).Milliseconds()))
 	return v
+}
+
+// txBusy is EXEC's refusal when a script makes busy the group of the
+// transaction's first command with a key (the group EXEC would wait for),
+// as Redis's execCommandAbort words it; it comes before the transaction's
+// own errors, as processCommand's busy check comes before execCommand.
+func (s *Server) txBusy(tx *txState) error {
+	for _, q := range tx.queued {
+		if q.slot < 0 {
+			continue
+		}
+		if err := s.busyErr(s.n.GroupOf(uint16(q.slot)), s.table.lookup([]byte("exec"))); err != nil {
+			return resp.Errorf("EXECABORT Transaction discarded because of: %s", err.Error())
+		}
+		return nil
+	}
+	return nil
 }

@@ -84,6 +84,10 @@ func TestBusyScriptKilled(t *testing.T) {
 	if got := do("GET", "k"); got != "nil" {
 		t.Fatalf("GET k after the kill: %s", got)
 	}
+	script.send("PING") // the script's connection is still usable
+	if got := script.read(10 * time.Second); got != "+PONG" {
+		t.Fatalf("PING on the killed script's connection: %s", got)
+	}
 	if got := do("SCRIPT", "KILL"); got != notBusyText {
 		t.Fatalf("SCRIPT KILL after the kill: %s", got)
 	}
@@ -236,5 +240,36 @@ func TestBusyKeylessElsewhere(t *testing.T) {
 	want := "-ERR Script exceeded the execution budget of 50000000 Lua instructions script: " + fsm.SHA1Hex([]byte(busyLoop))
 	if got := script.read(30 * time.Second); got != want {
 		t.Fatalf("script's reply %s, want %s", got, want)
+	}
+}
+
+// A transaction meets a busy group as in Redis: a command queued then is
+// refused, and EXEC aborts the transaction with the -BUSY text.
+func TestBusyTransaction(t *testing.T) {
+	n, addr, do, _ := busyNode(t)
+	tx := connDo(t, addr)
+	for _, c := range [][2]string{{"MULTI", "+OK"}, {"SET k 1", "+QUEUED"}} {
+		if got := tx(strings.Fields(c[0])...); got != c[1] {
+			t.Fatalf("%s: %s, want %s", c[0], got, c[1])
+		}
+	}
+	script := dialBlk(t, addr)
+	script.send("EVAL_RO", busyLoop, "1", "k")
+	awaitBusy(t, n, do, busyEvalText)
+	for _, c := range [][2]string{
+		{"GET k", busyEvalText},
+		{"EXEC", "-EXECABORT Transaction discarded because of: " + busyEvalText[1:]},
+		{"EXEC", "-ERR EXEC without MULTI"},
+	} {
+		if got := tx(strings.Fields(c[0])...); got != c[1] {
+			t.Errorf("%s: %s, want %s", c[0], got, c[1])
+		}
+	}
+	if got := do("SCRIPT", "KILL"); got != "+OK" {
+		t.Fatalf("SCRIPT KILL: %s", got)
+	}
+	script.read(10 * time.Second)
+	if got := do("GET", "k"); got != "nil" {
+		t.Fatalf("GET k: %s; the aborted transaction's SET ran", got)
 	}
 }
