@@ -41,9 +41,10 @@ type KillResult int
 
 const (
 	KillNotBusy    KillResult = iota // no script has run past the threshold
-	KillDone                         // the killable scripts of the kind asked for are stopping
-	KillUnkillable                   // only scripts inside Apply have run past the threshold
 	KillWrongKind                    // only scripts of the other kind (functions for SCRIPT KILL)
+	KillReplicated                   // only scripts inside Apply of groups this node follows
+	KillUnkillable                   // scripts inside Apply of a group led here, none killable
+	KillDone                         // the killable scripts of the kind asked for are stopping
 )
 
 // busyScripts is the record; its zero value is empty.
@@ -158,15 +159,25 @@ func (n *Node) KillScripts(function bool, threshold time.Duration) KillResult {
 	}
 	res := KillWrongKind
 	for _, r := range runs {
+		got := KillWrongKind
 		switch {
 		case r.kill != nil && r.Function == function:
 			r.kill.Store(true)
-			res = KillDone
-		case r.Written && res == KillWrongKind:
-			res = KillUnkillable
+			got = KillDone
+		case r.Written && n.leads(r.Group):
+			got = KillUnkillable
+		case r.Written: // Redis's replica running its master's script
+			got = KillReplicated
 		}
+		res = max(res, got) // the most telling outcome, in the constants' order
 	}
 	return res
+}
+
+// leads reports whether this node leads group gid.
+func (n *Node) leads(gid uint32) bool {
+	g, ok := n.Group(gid)
+	return ok && g.IsLeader()
 }
 
 // SetScriptBudget sets group gid's script budget, the number of Lua

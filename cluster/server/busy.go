@@ -25,7 +25,10 @@ var (
 	errBusyFunction = resp.NewError("BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
 	errUnkillable   = resp.NewError("UNKILLABLE Sorry the script already executed write commands against the dataset. " +
 		"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
-	errNotBusy = resp.NewError("NOTBUSY No scripts in execution right now.")
+	// a script inside Apply of a group this node follows: Redis's text
+	// for a replica running what its master sent
+	errUnkillableReplica = resp.NewError("UNKILLABLE The busy script was sent by a master instance in the context of replication and cannot be killed.")
+	errNotBusy           = resp.NewError("NOTBUSY No scripts in execution right now.")
 )
 
 // busyThreshold is busy-reply-threshold; 0 means never busy.
@@ -88,6 +91,8 @@ func cmdKill(function bool) nodeHandler {
 			return resp.OK()
 		case cluster.KillUnkillable:
 			return resp.Err(errUnkillable)
+		case cluster.KillReplicated:
+			return resp.Err(errUnkillableReplica)
 		case cluster.KillWrongKind: // the running script is of the other kind
 			return resp.Err(busyError(!function))
 		}

@@ -273,3 +273,50 @@ func TestBusyTransaction(t *testing.T) {
 		t.Fatalf("GET k: %s; the aborted transaction's SET ran", got)
 	}
 }
+
+// A writing script runs inside Apply on every replica: on the leader it
+// is UNKILLABLE as a script that wrote, on a follower as Redis's replica
+// running its master's script; the follower's READONLY reads of the
+// group are BUSY too.
+func TestBusyScriptOnFollower(t *testing.T) {
+	c := cluster.NewTestCluster(t, 3, 3)
+	c.LeadersSpread()
+	gid := c.Nodes[0].GroupOf(slots.Of([]byte("k"))).ID()
+	li := c.Leader(gid)
+	fi := (li + 1) % 3
+	if err := c.Nodes[li].SetScriptBudget(context.Background(), gid, 50_000_000); err != nil {
+		t.Fatal(err)
+	}
+	_, leaderAddr := serveNode(t, c.Nodes[li])
+	_, followerAddr := serveNode(t, c.Nodes[fi])
+	lead, follow := connDo(t, leaderAddr), connDo(t, followerAddr)
+	for _, do := range []func(...string) string{lead, follow} {
+		if got := do("CONFIG", "SET", "busy-reply-threshold", strconv.Itoa(int(busyThreshold/time.Millisecond))); got != "+OK" {
+			t.Fatalf("CONFIG SET: %s", got)
+		}
+	}
+	follow("READONLY")
+	body := "redis.call('set', KEYS[1], '1') " + busyLoop
+	script := dialBlk(t, leaderAddr)
+	script.send("EVAL", body, "1", "k")
+	for _, i := range []int{li, fi} {
+		cluster.PollUntil(t, "a busy script", func() bool {
+			_, busy := c.Nodes[i].BusyScript(gid, busyThreshold)
+			return busy
+		})
+	}
+	for _, tc := range []struct {
+		do   func(...string) string
+		args string
+		want string
+	}{
+		{lead, "SCRIPT KILL", unkillableText},
+		{follow, "GET k", busyEvalText},
+		{follow, "SCRIPT KILL", "-UNKILLABLE The busy script was sent by a master instance in the context of replication and cannot be killed."},
+	} {
+		if got := tc.do(strings.Fields(tc.args)...); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	script.read(30 * time.Second)
+}
