@@ -91,12 +91,12 @@ func (b *busyScripts) timedOut(threshold time.Duration) []*scriptRec {
 	if threshold <= 0 || b.count.Load() == 0 {
 		return nil
 	}
-	since := time.Now().Add(-threshold)
+	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*scriptRec
 	for _, r := range b.runs {
-		if !r.Started.After(since) {
+		if now.Sub(r.Started) >= threshold { // Sub saturates: any threshold is safe
 			out = append(out, r)
 		}
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -31,9 +32,14 @@ var (
 	errNotBusy           = resp.NewError("NOTBUSY No scripts in execution right now.")
 )
 
-// busyThreshold is busy-reply-threshold; 0 means never busy.
+// busyThreshold is busy-reply-threshold; 0 means never busy. A value too
+// large for a Duration (CONFIG accepts up to 2^63-1 ms) is the largest.
 func (s *Server) busyThreshold() time.Duration {
-	return time.Duration(s.statsCfg.busyMs.Load()) * time.Millisecond
+	ms := s.statsCfg.busyMs.Load()
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // busyRefused replaces route r with -BUSY when its group is busy with a
