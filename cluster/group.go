@@ -176,6 +176,8 @@ func (g *Group) open(boot []Peer) error {
 	g.fsm.SetCountHook(n.countApplied)                    // expired_keys, rdb_changes_since_last_save
 	g.fsm.SetTrackHook(g.trackingOn, g.trackKeys)         // client-side caching (tracking.go)
 	g.fsm.SetAccessHook(n.accessSettings)                 // access metadata (eviction.go)
+	// the node's record of running scripts (busy_scripts.go)
+	g.fsm.SetScriptHook(func(r fsm.ScriptRun) func() { return n.scripts.start(g.id, r) })
 	var bootFn func(*raft.Raft) error
 	if len(boot) > 0 {
 		bootFn = func(r *raft.Raft) error { return r.BootstrapCluster(raftServers(boot)).Error() }

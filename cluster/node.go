@@ -65,6 +65,7 @@ type Node struct {
 	evict    *evictor       // maxmemory and eviction (eviction.go)
 	expiry   expiryStats    // INFO's expired_* counters (expiry.go)
 	saves    saveState      // SAVE / BGSAVE: snapshots of every hosted group (save.go)
+	scripts  busyScripts    // the scripts running here (busy_scripts.go)
 
 	// raftlog is the node-wide Raft log store (raftstore.go); nil when no
 	// group uses it.
@@ -149,6 +150,7 @@ func (n *Node) Close() error {
 		n.closing = true
 		n.bgMu.Unlock()
 		n.cancel()
+		n.StopScripts() // read-only scripts would hold their groups' Apply (busy_scripts.go)
 		if n.gossip != nil {
 			n.gossip.stop(gossipLeaveTimeout)
 		}

@@ -3,6 +3,7 @@ package fsm
 import (
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/slotraft/slotraft/resp"
 )
@@ -27,9 +28,11 @@ type functionSet struct {
 }
 
 // functionLibs holds a group's current set (in scriptCache, so that every
-// Ctx that can run scripts reaches it).
+// Ctx that can run scripts reaches it). It changes under the State's write
+// lock; the pointer is atomic so that FUNCTION STATS can read it without
+// the lock, which a busy script may keep (State.FunctionStats).
 type functionLibs struct {
-	cur *functionSet
+	cur atomic.Pointer[functionSet]
 }
 
 func newFunctionSet() *functionSet {
@@ -37,18 +40,19 @@ func newFunctionSet() *functionSet {
 }
 
 func (fl *functionLibs) set() *functionSet {
-	if fl.cur == nil {
-		return newFunctionSet()
+	if cur := fl.cur.Load(); cur != nil {
+		return cur
 	}
-	return fl.cur
+	return newFunctionSet()
 }
 
 // lookup finds a function by name, any case.
 func (fl *functionLibs) lookup(name []byte) *libFunction {
-	if fl.cur == nil {
+	cur := fl.cur.Load()
+	if cur == nil {
 		return nil
 	}
-	return fl.cur.funcs[strings.ToLower(string(name))]
+	return cur.funcs[strings.ToLower(string(name))]
 }
 
 func (s *functionSet) clone() *functionSet {
@@ -267,7 +271,7 @@ func (fl *functionLibs) apply(op [][]byte, budget int64) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	fl.cur = next
+	fl.cur.Store(next)
 	return reply
 }
 
@@ -463,6 +467,6 @@ func fcallCmd(readOnly bool) func(*Ctx, [][]byte) resp.Value {
 		if readOnly && !noWrites {
 			return errReply(errWriteFlagRO)
 		}
-		return runFunction(c, fn, args[3:3+nkeys], args[3+nkeys:], readOnly || noWrites || c.Index == 0)
+		return runFunction(c, fn, args, nkeys, readOnly || noWrites || c.Index == 0)
 	}
 }

@@ -354,8 +354,10 @@ func luaStringArg(v lua.LValue) (string, bool) {
 	return "", false
 }
 
-// runFunction runs fn (FCALL, FCALL_RO) with its keys and arguments.
-func runFunction(c *Ctx, fn *libFunction, keys, argv [][]byte, readOnly bool) resp.Value {
+// runFunction runs fn as called by call (FCALL or FCALL_RO, the function,
+// nkeys keys and the arguments).
+func runFunction(c *Ctx, fn *libFunction, call [][]byte, nkeys int, readOnly bool) resp.Value {
+	keys, argv := call[3:3+nkeys], call[3+nkeys:]
 	r := newScriptRun(c, fn.name, "@user_function", keys, readOnly, c.scriptBudget)
 	L := r.newState()
 	defer L.Close()
@@ -376,5 +378,8 @@ func runFunction(c *Ctx, fn *libFunction, keys, argv [][]byte, readOnly bool) re
 		return errf("ERR Function not found")
 	}
 	meta.RawSetString("__index", L.Env) // the protected globals (lua_protect.go)
+	// Watched from here: the library's registration is short (budgeted)
+	// and a kill during it would fail as a registration error.
+	defer r.watch(call)()
 	return r.invoke(L, cb, luaStrings(L, keys), luaStrings(L, argv))
 }

@@ -19,6 +19,11 @@ func (s *State) FunctionRead(op [][]byte) resp.Value {
 	return functionRead(s.functionsView(), op)
 }
 
+// FunctionStats is FUNCTION STATS of the group, without the state's lock
+// (the function set is an atomic pointer): it answers while a script that
+// holds the lock is busy, as Redis's FUNCTION STATS does.
+func (s *State) FunctionStats() resp.Value { return functionStats(s.scripts.functions.set()) }
+
 // FunctionDump is the group's FUNCTION DUMP payload.
 func (s *State) FunctionDump() []byte { return dumpFunctions(s.functionsView().sorted()) }
 
@@ -154,8 +159,8 @@ func sortedFunctions(lib *library) []*libFunction {
 	return out
 }
 
-// functionStats is FUNCTION STATS: no function is ever running when a
-// command is served (they run inside Apply), so running_script is null.
+// functionStats is FUNCTION STATS with running_script null: the node
+// fills it in when a function is busy (cluster/server/busy.go).
 func functionStats(set *functionSet) resp.Value {
 	lua := resp.Map(resp.BulkString("libraries_count"), resp.Int(int64(len(set.libs))),
 		resp.BulkString("functions_count"), resp.Int(int64(len(set.funcs))))

@@ -176,6 +176,7 @@ func runScript(c *Ctx, sha string, cs *compiledScript, keys, argv [][]byte, read
 	r := newScriptRun(c, sha, "@user_script", keys, readOnly || cs.flags.NoWrites, c.scriptBudget)
 	L := r.newState()
 	defer L.Close()
+	defer r.watch(nil)()
 	L.G.Global.RawSetString("KEYS", luaStrings(L, keys))
 	L.G.Global.RawSetString("ARGV", luaStrings(L, argv))
 	return r.invoke(L, L.NewFunctionFromProto(cs.proto))
@@ -217,6 +218,9 @@ func (r *scriptRun) invoke(L *lua.LState, fn *lua.LFunction, args ...lua.LValue)
 	err := L.PCall(len(args), 1, L.NewFunction(r.errorHandler))
 	if r.budget.exceeded {
 		return r.budgetError()
+	}
+	if r.budget.killed {
+		return r.killedReply(err)
 	}
 	if err != nil {
 		return r.errorReply(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/slotraft/slotraft/resp"
 )
@@ -59,16 +60,23 @@ func ScriptBudgetEntry(n int64) *Entry {
 	return SettingsEntry(SettingScriptBudget, strconv.FormatInt(n, 10))
 }
 
-// budgetCtx is the context gopher-lua polls once per instruction.
+// budgetCtx is the context gopher-lua polls once per instruction. kill,
+// set for a run outside Apply only (script_watch.go), stops it on SCRIPT
+// KILL or FUNCTION KILL; a run in Apply never reads it, so every replica
+// stops at the same instruction.
 type budgetCtx struct {
 	context.Context
 	n, limit int64
 	exceeded bool
+	kill     *atomic.Bool
+	killed   bool
 }
 
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 var errBudgetCtx = errors.New("script execution budget exceeded")
+
+var errKilledCtx = errors.New("script killed")
 
 func (b *budgetCtx) Done() <-chan struct{} {
 	b.n++
@@ -76,12 +84,19 @@ func (b *budgetCtx) Done() <-chan struct{} {
 		b.exceeded = true
 		return closedCh
 	}
+	if b.kill != nil && (b.killed || b.kill.Load()) {
+		b.killed = true // it stays killed: a pcall cannot catch the kill for good
+		return closedCh
+	}
 	return nil
 }
 
 func (b *budgetCtx) Err() error {
-	if b.exceeded {
+	switch {
+	case b.exceeded:
 		return errBudgetCtx
+	case b.killed:
+		return errKilledCtx
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ type Reader interface {
 	LibraryCount() int
 	FunctionCount() int
 	FunctionRead(op [][]byte) resp.Value
+	FunctionStats() resp.Value
 	FunctionDump() []byte
 	FunctionApplied(op [][]byte) bool
 

@@ -43,6 +43,9 @@ type State struct {
 	// accessHook, if set, is the node's access-metadata setting
 	// (access.go); set before the first Apply.
 	accessHook func() *AccessSettings
+	// scriptHook, if set, learns of every script run (script_watch.go);
+	// set before the first Apply.
+	scriptHook func(ScriptRun) func()
 	// dataBytes is the store's DataBytes after the last entry or restore,
 	// readable without the lock (the node's maxmemory check).
 	dataBytes atomic.Int64
@@ -146,7 +149,7 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 // randomness seeded from it.
 func (s *State) entryCtx(index uint64, now int64, seed uint64) *Ctx {
 	c := &Ctx{Store: s.store, Now: now, Index: index, seed: [2]uint64{seed, seed},
-		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), notifyOn: s.collected(),
+		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), scriptHook: s.scriptHook, notifyOn: s.collected(),
 		trackOn: s.tracking()}
 	c.moved = s.movedCheck(c)
 	return c.withAccess(s.accessSettings(), false)
@@ -254,7 +257,7 @@ func (s *State) ReadWith(now int64, cmd *Command, args [][]byte, opts ReadOpts) 
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	c := &Ctx{Store: s.store, Now: max(now, s.lastNow), seed: [2]uint64{seed, uint64(now)},
-		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings)}
+		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), scriptHook: s.scriptHook}
 	c.moved = s.movedCheck(c)
 	c.withAccess(s.accessSettings(), opts.NoTouch)
 	if o, redirected := s.readMigratingOutcome(c.Now, cmd, args); redirected {

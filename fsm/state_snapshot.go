@@ -132,7 +132,7 @@ func (s *State) ReadSnapshot(r io.Reader) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.installScripts(rs.scripts)
-	s.scripts.functions.cur = rs.funcs
+	s.scripts.functions.cur.Store(rs.funcs)
 	s.settings = rs.settings
 	s.installMigration(rs.mig)
 	s.store, s.lastNow, s.blk = rs.store, rs.lastNow, rs.blk

@@ -31,6 +31,8 @@ type Ctx struct {
 	// the group's setting at the entry's log position, or for a read the
 	// current one (lua_budget.go).
 	scriptBudget int64
+	// scriptHook is the node's script watch (script_watch.go), nil if none.
+	scriptHook func(ScriptRun) func()
 	// Events collects the keyspace events of the entry's commands
 	// (notify.go), for the classes in notifyOn only (0: none).
 	Events   []Event

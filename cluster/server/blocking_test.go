@@ -84,12 +84,17 @@ func singleNodeDo(t *testing.T) func(args ...string) string {
 // singleNodeAddr serves a one-node cluster whose every group is led and
 // returns its address.
 func singleNodeAddr(t *testing.T) string {
+	_, addr := serveNode(t, singleNode(t))
+	return addr
+}
+
+// singleNode is a one-node cluster whose every group is led.
+func singleNode(t *testing.T) *cluster.Node {
 	c := cluster.NewTestCluster(t, 1, 1)
 	for gid := uint32(1); gid <= 3; gid++ {
 		c.Leader(gid)
 	}
-	_, addr := serveNode(t, c.Nodes[0])
-	return addr
+	return c.Nodes[0]
 }
 
 // connDo opens a connection to addr and returns a function that sends one

@@ -83,7 +83,7 @@ func functionCommands() []*command {
 			func(*Server, *client, [][]byte) resp.Value { return helpReply("FUNCTION", functionHelp) }),
 		sub("kill", 2, resp.FlagNoScript|resp.FlagAllowBusy, "Terminates a function during execution.", "O(1)",
 			[]string{"request_policy:all_shards", "response_policy:one_succeeded"},
-			func(*Server, *client, [][]byte) resp.Value { return resp.Err(errNotBusy) }),
+			cmdKill(true)), // busy.go
 		sub("list", -2, resp.FlagNoScript, "Returns information about all libraries.",
 			"O(N) where N is the number of functions", []string{"nondeterministic_output_order"}, cmdFunctionRead),
 		sub("load", -3, resp.FlagWrite|resp.FlagDenyOOM|resp.FlagNoScript, "Creates a library.",
@@ -180,22 +180,51 @@ func partialError(op [][]byte, ok, failed []cluster.GroupAnswer) error {
 	return resp.NewError(strings.NewReplacer("\r", " ", "\n", " ").Replace(b.String()))
 }
 
-// cmdFunctionRead is FUNCTION LIST, DUMP and STATS.
+// cmdFunctionRead is FUNCTION LIST, DUMP and STATS (whose running_script
+// busy.go fills in).
 func cmdFunctionRead(s *Server, _ *client, args [][]byte) resp.Value {
 	op := args[1:]
 	if err := fsm.CheckFunctionRead(op); err != nil {
 		return resp.Err(err)
 	}
-	if led := s.ledGroups(); len(led) > 0 {
-		var v resp.Value
-		if err := s.viewGroup(led[0], func(st fsm.Reader) { v = st.FunctionRead(op) }); err != nil {
-			return resp.Err(err)
-		}
-		return v
+	if resp.EqualFold(op[0], "stats") {
+		return s.functionStats(op)
 	}
-	dump, err := s.n.RemoteFunctionDump(s.ctx)
+	v, err := s.functionRead(op)
 	if err != nil {
 		return resp.Err(err)
 	}
-	return fsm.FunctionReadPayload(dump, op)
+	return v
+}
+
+// functionStats is FUNCTION STATS, allowed while a script is busy: read
+// without a read barrier or the group's lock, which the script may hold
+// (its counts are nondeterministic output in Redis too).
+func (s *Server) functionStats(op [][]byte) resp.Value {
+	if err := s.statsBusyError(); err != nil {
+		return resp.Err(err)
+	}
+	if g := s.firstNotBusy(s.ledGroups()); g != nil {
+		return s.withRunningScript(g.State().FunctionStats())
+	}
+	v, err := s.functionRead(op)
+	if err != nil {
+		return resp.Err(err)
+	}
+	return s.withRunningScript(v)
+}
+
+// functionRead answers a FUNCTION read from a group led here, or from
+// another node's libraries when none is.
+func (s *Server) functionRead(op [][]byte) (resp.Value, error) {
+	if g := s.firstNotBusy(s.ledGroups()); g != nil { // busy.go
+		var v resp.Value
+		err := s.viewGroup(g, func(st fsm.Reader) { v = st.FunctionRead(op) })
+		return v, err
+	}
+	dump, err := s.n.RemoteFunctionDump(s.ctx)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	return fsm.FunctionReadPayload(dump, op), nil
 }

@@ -129,8 +129,12 @@ func (s *Server) checkQueued(cmd *command, args [][]byte) resp.Value {
 			return resp.Err(resp.ErrCrossSlot)
 		}
 	}
-	if g := s.n.GroupOf(slot); !g.IsLeader() {
+	g := s.n.GroupOf(slot)
+	if !g.IsLeader() {
 		return s.redirect(g, slot)
+	}
+	if err := s.busyErr(g, cmd); err != nil { // as Redis: refused, and EXEC will abort (busy.go)
+		return resp.Err(err)
 	}
 	return s.queuedUnlessOOM()
 }
@@ -227,6 +231,9 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 	start := time.Now()
 	tx := c.tx
 	c.tx = nil // EXEC ends the transaction and unwatches, whatever happens
+	if err := s.txBusy(tx); err != nil {
+		return resp.Err(err)
+	}
 	if tx.dirty {
 		return resp.Err(errExecAbort)
 	}

@@ -158,9 +158,15 @@ func (s *Server) received(c *client, cmd resp.Request, r route, now time.Time) {
 	c.touch(name, now)
 }
 
-// route decides where args go: unknown command, arity, CROSSSLOT, MOVED or
-// CLUSTERDOWN are answered here; the rest is run by exec or propose.
+// route decides where args go: unknown command, arity, CROSSSLOT, MOVED,
+// CLUSTERDOWN or BUSY (busy.go) are answered here; the rest is run by exec
+// or propose.
 func (s *Server) route(c *client, args [][]byte) route {
+	return s.busyRefused(s.routeCommand(c, args))
+}
+
+// routeCommand is route before the busy check.
+func (s *Server) routeCommand(c *client, args [][]byte) route {
 	cmd := s.table.lookup(args[0])
 	if cmd == nil {
 		return route{reply: resp.Err(resp.ErrUnknownCommand(args[0], args[1:]))}
@@ -217,7 +223,7 @@ func (s *Server) route(c *client, args [][]byte) route {
 	case !write && c.isReadonly() && g.Local():
 		return route{kind: routeStale, cmd: cmd, group: g}
 	case s.awaitFlip(slot):
-		return s.route(c, args)
+		return s.routeCommand(c, args)
 	}
 	return route{cmd: cmd, reply: s.redirect(g, slot)}
 }
@@ -356,12 +362,14 @@ func (s *Server) keyless(cmd *command, args [][]byte) resp.Value {
 	if meta.Is(resp.FlagWrite) {
 		return resp.Err(resp.Errorf("ERR '%s' has no key to route by and is not supported in cluster mode", cmd.meta.Name))
 	}
-	for _, g := range s.n.Groups() {
-		if g.Local() {
-			return s.readStale(g, cmd.data, args, fsm.ReadOpts{})
-		}
+	g := s.firstNotBusy(s.groupsWhere((*cluster.Group).Local))
+	if g == nil {
+		return resp.Err(resp.ErrClusterDown)
 	}
-	return resp.Err(resp.ErrClusterDown)
+	if run, busy := s.n.BusyScript(g.ID(), s.busyThreshold()); busy && !cmd.meta.Is(resp.FlagAllowBusy) {
+		return resp.Err(busyError(run.Function)) // every local group is busy (busy.go)
+	}
+	return s.readStale(g, cmd.data, args, fsm.ReadOpts{})
 }
 
 // ledGroups are the groups this node leads, in slot order.

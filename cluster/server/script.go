@@ -39,8 +39,8 @@ func (s *Server) routeScript(c *client, cmd *command, args [][]byte) (r route, o
 	}
 	readOnly := cmd.meta.Is(resp.FlagReadOnly)
 	if n == 0 {
-		if led := s.ledGroups(); len(led) > 0 && !readOnly {
-			if r, ok := s.routeNoWrites(cmd, args, led[0]); ok {
+		if g := s.firstNotBusy(s.ledGroups()); g != nil && !readOnly {
+			if r, ok := s.routeNoWrites(cmd, args, g); ok {
 				return r, true
 			}
 		}
@@ -74,19 +74,24 @@ func (s *Server) routeScript(c *client, cmd *command, args [][]byte) (r route, o
 // scriptBodyElsewhere finds the body of sha in another group led here when
 // g's cache does not have it.
 func (s *Server) scriptBodyElsewhere(g *cluster.Group, sha string) ([]byte, bool) {
-	if _, has := scriptBodyIn(g, sha); has {
+	if _, has := s.scriptBodyIn(g, sha); has {
 		return nil, false
 	}
 	for _, other := range s.ledGroups() {
-		if body, ok := scriptBodyIn(other, sha); ok && other != g {
+		if body, ok := s.scriptBodyIn(other, sha); ok && other != g {
 			return body, true
 		}
 	}
 	return nil, false
 }
 
-// scriptBodyIn is the body g's cache holds under sha.
-func scriptBodyIn(g *cluster.Group, sha string) (body []byte, ok bool) {
+// scriptBodyIn is the body g's cache holds under sha; none while g is
+// busy with a script (busy.go), whose lock it would wait for: the command
+// is then refused with -BUSY where it is routed to g.
+func (s *Server) scriptBodyIn(g *cluster.Group, sha string) (body []byte, ok bool) {
+	if _, busy := s.n.BusyScript(g.ID(), s.busyThreshold()); busy {
+		return nil, false
+	}
 	_ = g.ReadStale(func(st fsm.Reader) { body, ok = st.ScriptBody(sha) })
 	return body, ok
 }
@@ -105,7 +110,7 @@ func (s *Server) routeNoWrites(cmd *command, args [][]byte, g *cluster.Group) (r
 	if cmd.data.Script.WithBody == nil { // EVAL
 		sha = fsm.SHA1Hex(args[1])
 	}
-	body, ok := scriptBodyIn(g, sha)
+	body, ok := s.scriptBodyIn(g, sha)
 	if !ok {
 		return route{}, false
 	}
@@ -123,7 +128,7 @@ func (s *Server) scriptFlags(cmd *command, args [][]byte) fsm.ScriptFlags {
 	if cmd.data.Script.WithBody != nil {
 		body = nil
 		for _, g := range s.ledGroups() {
-			if b, ok := scriptBodyIn(g, string(args[1])); ok {
+			if b, ok := s.scriptBodyIn(g, string(args[1])); ok {
 				body = b
 				break
 			}
@@ -136,11 +141,11 @@ func (s *Server) scriptFlags(cmd *command, args [][]byte) fsm.ScriptFlags {
 // routeKeylessScript sends a script without keys to the first group led
 // here (a READONLY read may use any local replica).
 func (s *Server) routeKeylessScript(c *client, cmd *command, readOnly bool) route {
-	if led := s.ledGroups(); len(led) > 0 {
+	if g := s.firstNotBusy(s.ledGroups()); g != nil { // busy.go
 		if readOnly {
-			return route{kind: routeRead, cmd: cmd, group: led[0]}
+			return route{kind: routeRead, cmd: cmd, group: g}
 		}
-		return route{kind: routeWrite, cmd: cmd, group: led[0]}
+		return route{kind: routeWrite, cmd: cmd, group: g}
 	}
 	if readOnly && c.isReadonly() {
 		for _, g := range s.n.Groups() {
@@ -170,8 +175,6 @@ var scriptHelp = []string{
 	"    Prints this help.",
 }
 
-var errNotBusy = resp.NewError("NOTBUSY No scripts in execution right now.")
-
 func scriptCommands() []*command {
 	acl := []string{"slow", "scripting"}
 	sub := func(name string, arity int, flags resp.Flag, since, summary, complexity string, tips []string, run nodeHandler) *command {
@@ -190,7 +193,7 @@ func scriptCommands() []*command {
 			func(*Server, *client, [][]byte) resp.Value { return statusLines(scriptHelp) }),
 		sub("kill", 2, resp.FlagNoScript|resp.FlagAllowBusy, "2.6.0", "Terminates a server-side Lua script during execution.", "O(1)",
 			[]string{"request_policy:all_shards", "response_policy:one_succeeded"},
-			func(*Server, *client, [][]byte) resp.Value { return resp.Err(errNotBusy) }),
+			cmdKill(false)), // busy.go
 		sub("load", 3, resp.FlagNoScript|resp.FlagStale, "2.6.0", "Loads a server-side Lua script to the script cache.",
 			"O(N) with N being the length in bytes of the script body.", allNodes, cmdScriptLoad),
 	}

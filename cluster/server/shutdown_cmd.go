@@ -79,6 +79,12 @@ func cmdShutdown(s *Server, c *client, args [][]byte) {
 		s.send(c, resp.Err(errNoShutdown))
 		return
 	}
+	if run, busy := s.n.AnyBusyScript(s.busyThreshold()); busy && !f.nosave {
+		// Redis: only SHUTDOWN NOSAVE may stop a server busy with a script.
+		s.send(c, resp.Err(busyError(run.Function)))
+		return
+	}
+	s.n.StopScripts() // the read-only ones; those in Apply end by their budget
 	fn := s.shutdownFn.Load()
 	if fn == nil {
 		s.log.Warn("SHUTDOWN refused: this server has no shutdown hook")

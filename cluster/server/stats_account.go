@@ -23,6 +23,7 @@ type statsSettings struct {
 	tracking       atomic.Bool  // latency-tracking
 	percentiles    atomic.Pointer[[]string]
 	percentileVals atomic.Pointer[[]float64]
+	busyMs         atomic.Int64 // busy-reply-threshold, ms (0: never busy; busy.go)
 }
 
 // refreshStatsSettings reads the parameters statsSettings mirror.
@@ -35,6 +36,7 @@ func (s *Server) refreshStatsSettings() {
 	ss.slowlogSlower.Store(num("slowlog-log-slower-than"))
 	ss.slowlogMaxLen.Store(num("slowlog-max-len"))
 	ss.latencyMs.Store(num("latency-monitor-threshold"))
+	ss.busyMs.Store(num("busy-reply-threshold"))
 	ss.tracking.Store(s.configValue("latency-tracking") == "yes")
 	names := strings.Fields(s.configValue("latency-tracking-info-percentiles"))
 	vals := make([]float64, len(names))
