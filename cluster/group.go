@@ -29,12 +29,15 @@ type Group struct {
 	wg     sync.WaitGroup
 
 	// Hosted groups only.
-	log      *slog.Logger
-	raft     *raft.Raft
-	fsm      *fsm.FSM
-	stores   *raftHandle // the Raft's stores (raftstore.go)
-	propc    chan *proposal
-	inflight chan inflight
+	log  *slog.Logger
+	raft *raft.Raft
+	// raftReady is raft once open has set it: the FSM's hooks, which Raft
+	// may call while it replays its log inside NewRaft, read this one.
+	raftReady atomic.Pointer[raft.Raft]
+	fsm       *fsm.FSM
+	stores    *raftHandle // the Raft's stores (raftstore.go)
+	propc     chan *proposal
+	inflight  chan inflight
 	// applyMu orders raft.Apply against the start of a leadership
 	// transfer (transfer.go); inflightN counts handed, unanswered entries.
 	applyMu      sync.Mutex
@@ -187,6 +190,7 @@ func (g *Group) open(boot []Peer) error {
 		return err
 	}
 	g.raft, g.stores = h.raft, h
+	g.raftReady.Store(h.raft)
 	g.propc = make(chan *proposal, 1024)
 	g.inflight = make(chan inflight, maxInflight)
 	g.readc = make(chan *readWaiter, 1024)

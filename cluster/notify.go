@@ -48,7 +48,7 @@ func (n *Node) HandleKeyspaceEvents(fn func(evs []fsm.Event)) { n.keyspace.publi
 // (INFO's expired_keys, counted once, by the leader, as events are
 // published).
 func (g *Group) notifyClasses() fsm.NotifyClass {
-	if g.raft.State() != raft.Leader {
+	if r := g.raftReady.Load(); r == nil || r.State() != raft.Leader {
 		return 0
 	}
 	return g.node.keyspace.classes().Collected() | fsm.NotifyCount

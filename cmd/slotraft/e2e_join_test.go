@@ -40,16 +40,19 @@ func TestJoinGrowAndReplaceDeadNode(t *testing.T) {
 		t.Skip("end-to-end test: skipped with -short")
 	}
 	bin := buildSlotraft(t)
-	ports := freePorts(t, 2*5)
 	dir := t.TempDir()
 	c := &testCluster{bin: bin}
 	t.Cleanup(func() { c.stop(t) })
 	t.Cleanup(func() { c.logDecisions(t) }) // runs first, nodes still up
 	newNode := func(i int, mode ...string) *testNode {
+		// Ports are taken just before the node starts: one reserved a
+		// minute earlier may have been handed out meanwhile (an outgoing
+		// connection's port), and the node could not bind it.
+		ports := freePorts(t, 2)
 		n := &testNode{
 			id:     "node" + strconv.Itoa(i+1),
-			client: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2*i])),
-			bus:    net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2*i+1])),
+			client: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
+			bus:    net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
 			bin:    bin,
 		}
 		n.logPath = filepath.Join(dir, n.id+".log")
