@@ -216,7 +216,7 @@ func TestBusyThresholdZero(t *testing.T) {
 func TestBusyKeylessElsewhere(t *testing.T) {
 	n, addr, do, _ := busyNode(t)
 	first := n.GroupOf(0).ID() // where scripts without keys go first
-	if err := n.SetScriptBudget(context.Background(), first, 50_000_000); err != nil {
+	if err := n.SetScriptBudget(context.Background(), first, 10_000_000); err != nil {
 		t.Fatal(err)
 	}
 	script := dialBlk(t, addr)
@@ -239,7 +239,7 @@ func TestBusyKeylessElsewhere(t *testing.T) {
 			t.Errorf("%s: got %s, want %s", c.args, got, c.want)
 		}
 	}
-	want := "-ERR Script exceeded the execution budget of 50000000 Lua instructions script: " + fsm.SHA1Hex([]byte(busyLoop))
+	want := "-ERR Script exceeded the execution budget of 10000000 Lua instructions script: " + fsm.SHA1Hex([]byte(busyLoop))
 	if got := script.read(30 * time.Second); got != want {
 		t.Fatalf("script's reply %s, want %s", got, want)
 	}
@@ -286,7 +286,7 @@ func TestBusyScriptOnFollower(t *testing.T) {
 	gid := c.Nodes[0].GroupOf(slots.Of([]byte("k"))).ID()
 	li := c.Leader(gid)
 	fi := (li + 1) % 3
-	if err := c.Nodes[li].SetScriptBudget(context.Background(), gid, 50_000_000); err != nil {
+	if err := c.Nodes[li].SetScriptBudget(context.Background(), gid, 10_000_000); err != nil {
 		t.Fatal(err)
 	}
 	_, leaderAddr := serveNode(t, c.Nodes[li])
