@@ -59,6 +59,21 @@ var (
 	ErrOutcomeUnknown = NewError("ERR write outcome unknown: leadership was lost before the commit was confirmed; the write may or may not have been applied")
 )
 
+// Transactions' errors (multi.c), which the server and the proxy both answer.
+var (
+	ErrExecWithoutMulti    = NewError("ERR EXEC without MULTI")
+	ErrDiscardWithoutMulti = NewError("ERR DISCARD without MULTI")
+	ErrMultiNested         = NewError("ERR MULTI calls can not be nested")
+	ErrWatchInMulti        = NewError("ERR WATCH inside MULTI is not allowed")
+	ErrExecAbort           = NewError("EXECABORT Transaction discarded because of previous errors.")
+)
+
+// ErrSubscribedContext is Redis's refusal of command name (lowercase) on a
+// RESP2 connection subscribed to a channel, pattern or shard channel.
+func ErrSubscribedContext(name string) *Error {
+	return Errorf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", name)
+}
+
 // ErrWrongArgs is Redis's arity error for command name (as the client typed it, lowercased).
 func ErrWrongArgs(name string) *Error {
 	return Errorf("ERR wrong number of arguments for '%s' command", strings.ToLower(name))

@@ -108,7 +108,7 @@ func TestDataBytesNoDrift(t *testing.T) {
 		case 0:
 			s.Put(k, &Object{Type: TypeString, Str: bytes.Repeat([]byte("x"), rnd.IntN(600)), ExpireAt: int64(rnd.IntN(2)) * 1e12})
 		case 1:
-			h := NewHash()
+			h := NewHash(nil)
 			h.Set([]byte("f"), []byte("v"))
 			s.Put(k, &Object{Type: TypeHash, Coll: h})
 		case 2:

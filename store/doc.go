@@ -1,7 +1,8 @@
 // Package store holds the keyspace of one slot group: every key with its
 // value Object, ordered by (slot, 48-bit hash of the key, key), with a
 // per-slot key count, an expiry index ordered by (ExpireAt, key), SCAN
-// cursors, cheap point-in-time Views and the streaming snapshot format
+// cursors, cheap point-in-time Views, writable copy-on-write copies (Fork,
+// for Lua debugging sessions) and the streaming snapshot format
 // (View.WriteTo, Store.Restore). Decoder (decoder.go) is the one
 // bounds-checked reader of in-memory uvarint-framed encodings, used by fsm's
 // log entries and snapshot sections and by the cluster's bus payloads;

@@ -30,6 +30,29 @@ const (
 	VolatileTTL
 )
 
+// evictPolicyNames are the policies' maxmemory-policy names, by value.
+var evictPolicyNames = [...]string{"noeviction", "allkeys-lru", "volatile-lru", "allkeys-lfu",
+	"volatile-lfu", "allkeys-random", "volatile-random", "volatile-ttl"}
+
+// String is the policy's maxmemory-policy name.
+func (p EvictPolicy) String() string {
+	if int(p) < len(evictPolicyNames) {
+		return evictPolicyNames[p]
+	}
+	return "unknown"
+}
+
+// EvictPolicyNamed is the policy a maxmemory-policy name (lower case)
+// names.
+func EvictPolicyNamed(name string) (EvictPolicy, bool) {
+	for i, n := range evictPolicyNames {
+		if n == name {
+			return EvictPolicy(i), true
+		}
+	}
+	return NoEviction, false
+}
+
 // Volatile reports whether the policy evicts only keys with a deadline.
 func (p EvictPolicy) Volatile() bool {
 	return p == VolatileLRU || p == VolatileLFU || p == VolatileRandom || p == VolatileTTL

@@ -126,3 +126,16 @@ func TestEvictPoolKeepsBest(t *testing.T) {
 		t.Fatalf("pool kept a candidate of score %d while better ones were offered", p.c[0].Score)
 	}
 }
+
+// TestEvictPolicyNames: every policy reads back from its maxmemory-policy
+// name, and an unknown name is refused.
+func TestEvictPolicyNames(t *testing.T) {
+	for p := NoEviction; p <= VolatileTTL; p++ {
+		if got, ok := EvictPolicyNamed(p.String()); !ok || got != p {
+			t.Errorf("%d: %q reads as %d %v", p, p.String(), got, ok)
+		}
+	}
+	if _, ok := EvictPolicyNamed("allkeys-lru "); ok {
+		t.Error("a name with a space was accepted")
+	}
+}

@@ -53,12 +53,6 @@ const slotCount = slots.Count
 // listing a whole hash (HGETALL, HKEYS…) use the same order: deterministic on
 // every replica, but not Redis's hash-table order.
 
-// Thresholds of Redis 7.2's default configuration, for OBJECT ENCODING.
-const (
-	hashMaxListpackEntries = 128 // hash-max-listpack-entries
-	hashMaxListpackValue   = 64  // hash-max-listpack-value
-)
-
 // hash64 is FNV-1a 64 followed by the murmur3 64-bit finaliser. Like
 // keyHash (its top 48 bits) it orders elements and so defines the cursors
 // clients hold: it must stay stable across versions.
@@ -129,18 +123,23 @@ func scanItems(t *btree.BTreeG[item], cursor uint64, count int, fn func(it item)
 type Hash struct {
 	t *btree.BTreeG[item]
 	// big is set once Redis would have converted the hash from listpack to
-	// hashtable; like Redis it never goes back.
+	// hashtable (hash-max-listpack-entries and -value, Limits); like Redis
+	// it never goes back.
 	big bool
+	lim *Limits // the store's encoding limits (nil: the defaults)
 }
 
 // NewHash returns an empty hash (listpack encoded, as Redis creates them).
-func NewHash() *Hash { return &Hash{t: newItemTree()} }
+// Its conversions follow lim (nil: the defaults).
+func NewHash(lim *Limits) *Hash { return &Hash{t: newItemTree(), lim: lim} }
 
 // Len returns the number of fields.
 func (h *Hash) Len() int { return h.t.Len() }
 
 // Clone returns an independent copy in O(1) (copy-on-write).
-func (h *Hash) Clone() Collection { return &Hash{t: h.t.Copy(), big: h.big} }
+func (h *Hash) Clone() Collection { return &Hash{t: h.t.Copy(), big: h.big, lim: h.lim} }
+
+func (h *Hash) setLimits(lim *Limits) { h.lim = lim }
 
 // Encoding returns what Redis 7.2 reports for OBJECT ENCODING.
 func (h *Hash) Encoding() string {
@@ -155,7 +154,7 @@ func (h *Hash) Encoding() string {
 // converts when so many pairs or so long an argument would not fit, even if
 // the fields exist already.
 func (h *Hash) Prepare(pairs, maxLen int) {
-	if pairs > hashMaxListpackEntries || maxLen > hashMaxListpackValue {
+	if lim := limitsOr(h.lim); int64(pairs) > lim.HashEntries || int64(maxLen) > lim.HashValue {
 		h.big = true
 	}
 }
@@ -174,7 +173,8 @@ func (h *Hash) Has(field []byte) bool {
 
 // Set stores copies of field and value; it reports whether field is new.
 func (h *Hash) Set(field, value []byte) bool {
-	if len(field) > hashMaxListpackValue || len(value) > hashMaxListpackValue {
+	lim := limitsOr(h.lim)
+	if int64(len(field)) > lim.HashValue || int64(len(value)) > lim.HashValue {
 		h.big = true
 	}
 	// One allocation holds the field and the value.
@@ -182,7 +182,7 @@ func (h *Hash) Set(field, value []byte) bool {
 	n := copy(buf, field)
 	copy(buf[n:], value)
 	_, replaced := h.t.Set(item{h: hash64(field), k: buf[:n:n], v: buf[n:]})
-	if h.t.Len() > hashMaxListpackEntries {
+	if int64(h.t.Len()) > lim.HashEntries {
 		h.big = true
 	}
 	return !replaced

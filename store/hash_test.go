@@ -22,7 +22,7 @@ func hashDump(h *Hash) string {
 }
 
 func TestHashBasics(t *testing.T) {
-	h := NewHash()
+	h := NewHash(nil)
 	if !h.Set([]byte("a"), []byte("1")) || h.Set([]byte("a"), []byte("2")) {
 		t.Fatal("Set's added flag is wrong")
 	}
@@ -53,7 +53,7 @@ func TestHashBasics(t *testing.T) {
 }
 
 func TestHashOwnsItsBytes(t *testing.T) {
-	h := NewHash()
+	h := NewHash(nil)
 	f, v := []byte("field"), []byte("value")
 	h.Set(f, v)
 	f[0], v[0] = 'X', 'X'
@@ -63,34 +63,41 @@ func TestHashOwnsItsBytes(t *testing.T) {
 }
 
 func TestHashEncoding(t *testing.T) {
+	// Redis 7.2's defaults (512 entries, 64 bytes) and a store configured
+	// with redis.conf's 128 entries and 10-byte values.
+	small := DefaultLimits()
+	small.HashEntries, small.HashValue = 128, 10
+	fields := func(n int) func(h *Hash) {
+		return func(h *Hash) {
+			for i := range n {
+				h.Set(fmt.Appendf(nil, "f%d", i), nil)
+			}
+		}
+	}
 	cases := []struct {
 		name string
+		lim  *Limits
 		fill func(h *Hash)
 		want string
 	}{
-		{"small", func(h *Hash) { h.Set([]byte("f"), []byte("v")) }, "listpack"},
-		{"128 fields", func(h *Hash) {
-			for i := range 128 {
-				h.Set(fmt.Appendf(nil, "f%d", i), nil)
-			}
-		}, "listpack"},
-		{"129 fields", func(h *Hash) {
-			for i := range 129 {
-				h.Set(fmt.Appendf(nil, "f%d", i), nil)
-			}
-		}, "hashtable"},
-		{"64-byte value", func(h *Hash) { h.Set([]byte("f"), bytes.Repeat([]byte("x"), 64)) }, "listpack"},
-		{"65-byte value", func(h *Hash) { h.Set([]byte("f"), bytes.Repeat([]byte("x"), 65)) }, "hashtable"},
-		{"65-byte field", func(h *Hash) { h.Set(bytes.Repeat([]byte("x"), 65), nil) }, "hashtable"},
-		{"never back", func(h *Hash) {
+		{"small", nil, func(h *Hash) { h.Set([]byte("f"), []byte("v")) }, "listpack"},
+		{"512 fields", nil, fields(512), "listpack"},
+		{"513 fields", nil, fields(513), "hashtable"},
+		{"128 fields, limit 128", &small, fields(128), "listpack"},
+		{"129 fields, limit 128", &small, fields(129), "hashtable"},
+		{"64-byte value", nil, func(h *Hash) { h.Set([]byte("f"), bytes.Repeat([]byte("x"), 64)) }, "listpack"},
+		{"65-byte value", nil, func(h *Hash) { h.Set([]byte("f"), bytes.Repeat([]byte("x"), 65)) }, "hashtable"},
+		{"11-byte value, limit 10", &small, func(h *Hash) { h.Set([]byte("f"), bytes.Repeat([]byte("x"), 11)) }, "hashtable"},
+		{"65-byte field", nil, func(h *Hash) { h.Set(bytes.Repeat([]byte("x"), 65), nil) }, "hashtable"},
+		{"never back", nil, func(h *Hash) {
 			h.Set([]byte("f"), bytes.Repeat([]byte("x"), 65))
 			h.Set([]byte("f"), nil)
 		}, "hashtable"},
-		{"prepare many pairs", func(h *Hash) { h.Prepare(129, 1); h.Set([]byte("f"), nil) }, "hashtable"},
-		{"prepare long arg", func(h *Hash) { h.Prepare(1, 65) }, "hashtable"},
+		{"prepare many pairs", nil, func(h *Hash) { h.Prepare(513, 1); h.Set([]byte("f"), nil) }, "hashtable"},
+		{"prepare long arg", nil, func(h *Hash) { h.Prepare(1, 65) }, "hashtable"},
 	}
 	for _, tc := range cases {
-		h := NewHash()
+		h := NewHash(tc.lim)
 		tc.fill(h)
 		if got := h.Encoding(); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
@@ -98,8 +105,30 @@ func TestHashEncoding(t *testing.T) {
 	}
 }
 
+// TestStoreLimits: a collection follows the limits of the store it is put
+// in or changed in, from its next change on.
+func TestStoreLimits(t *testing.T) {
+	s := New()
+	h := NewHash(nil)
+	s.Put([]byte("h"), &Object{Type: TypeHash, Coll: h})
+	lim := DefaultLimits()
+	lim.HashEntries = 2
+	s.SetLimits(lim)
+	o := s.Mutable([]byte("h"), 0)
+	hh := o.Coll.(*Hash)
+	hh.Set([]byte("a"), nil)
+	hh.Set([]byte("b"), nil)
+	if hh.Encoding() != "listpack" {
+		t.Fatalf("2 fields under a limit of 2: %s", hh.Encoding())
+	}
+	hh.Set([]byte("c"), nil)
+	if hh.Encoding() != "hashtable" {
+		t.Fatalf("3 fields under a limit of 2: %s", hh.Encoding())
+	}
+}
+
 func TestHashCloneIndependent(t *testing.T) {
-	h := NewHash()
+	h := NewHash(nil)
 	for i := range 1000 {
 		h.Set(fmt.Appendf(nil, "f%d", i), fmt.Appendf(nil, "v%d", i))
 	}
@@ -125,7 +154,7 @@ func TestHashCloneIndependent(t *testing.T) {
 // goes on changing the same hash (run with -race).
 func TestHashSnapshotWhileMutating(t *testing.T) {
 	s := New()
-	h := NewHash()
+	h := NewHash(nil)
 	for i := range 20000 {
 		h.Set(fmt.Appendf(nil, "f%d", i), []byte("v"))
 	}
@@ -172,7 +201,7 @@ func roundTripColl(t testing.TB, typ Type, c Collection) Collection {
 
 func TestHashCodecRoundTrip(t *testing.T) {
 	for _, n := range []int{1, 5, 200} {
-		h := NewHash()
+		h := NewHash(nil)
 		for i := range n {
 			h.Set(fmt.Appendf(nil, "f%d", i), bytes.Repeat([]byte{byte(i)}, i%70))
 		}
@@ -269,8 +298,8 @@ func TestHashMillion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1M fields")
 	}
-	h := NewHash()
-	const n = 1_000_000
+	h := NewHash(nil)
+	n := millionN()
 	for i := range n {
 		h.Set(fmt.Appendf(nil, "field:%d", i), fmt.Appendf(nil, "%d", i))
 	}
@@ -304,7 +333,7 @@ func TestHashMillion(t *testing.T) {
 }
 
 func BenchmarkHashSet(b *testing.B) {
-	h := NewHash()
+	h := NewHash(nil)
 	keys := make([][]byte, 1<<16)
 	for i := range keys {
 		keys[i] = fmt.Appendf(nil, "field:%d", i)
@@ -316,7 +345,7 @@ func BenchmarkHashSet(b *testing.B) {
 }
 
 func BenchmarkHashGet(b *testing.B) {
-	h := NewHash()
+	h := NewHash(nil)
 	keys := make([][]byte, 1<<16)
 	for i := range keys {
 		keys[i] = fmt.Appendf(nil, "field:%d", i)

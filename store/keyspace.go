@@ -29,6 +29,8 @@ type Store struct {
 	dels delCounts
 	// bytes is the dataset's estimated size (dataset.go).
 	bytes int64
+	// limits are the encoding thresholds its collections follow (limits.go).
+	limits Limits
 }
 
 // New returns an empty Store.
@@ -38,6 +40,7 @@ func New() *Store {
 		expires: newExpiryTree(),
 		counts:  new([slotCount]int32),
 		gen:     1,
+		limits:  DefaultLimits(),
 	}
 }
 
@@ -54,6 +57,7 @@ func (s *Store) Mutable(key []byte, now int64) *Object {
 		return nil
 	}
 	if !e.r.inline() && e.r.obj.gen == s.gen {
+		s.stamp(e.r.obj)
 		return e.r.obj
 	}
 	o := *e.r.object()
@@ -71,6 +75,7 @@ func (s *Store) Mutable(key []byte, now int64) *Object {
 	s.keys.Set(entry{cur: e.cur, r: r})
 	s.indexExpiry(r)
 	s.bytes += r.memBytes() - e.r.memBytes()
+	s.stamp(&o)
 	return &o
 }
 
@@ -136,6 +141,7 @@ func (s *Store) Put(key []byte, o *Object) {
 	if o.gen == 0 {
 		o.gen = s.gen // a new Object: no View has it yet
 	}
+	s.stamp(o)
 	estimate(o)
 	e := entry{cur: cursorOf(key), r: newRecord(key, o)}
 	s.bytes += e.r.memBytes()

@@ -382,7 +382,7 @@ func TestGetString(t *testing.T) {
 	s.Put([]byte("deadline"), str("d", 100))
 	s.Put([]byte("big"), &Object{Type: TypeString, Str: big})
 	s.Put([]byte("bigdead"), &Object{Type: TypeString, Str: big, ExpireAt: 100})
-	s.Put([]byte("hash"), &Object{Type: TypeHash, Coll: NewHash()})
+	s.Put([]byte("hash"), &Object{Type: TypeHash, Coll: NewHash(nil)})
 	tests := []struct {
 		key, want string
 		typ       Type

@@ -23,6 +23,7 @@ type List struct {
 	lp    int          // listpack bytes the elements would take (no header)
 	quick bool         // Redis would hold it as a quicklist
 	own   *listOwner
+	lim   *Limits // the store's encoding limits (nil: the defaults)
 }
 
 // NewList returns an empty list.
@@ -30,9 +31,11 @@ func NewList() *List { return &List{own: &listOwner{}} }
 
 // NewListOf returns a list holding elems in order; it takes ownership of the
 // slices (no copy). Its encoding is what Redis picks for a list built whole
-// (RESTORE, SORT … STORE): a listpack if it fits one.
-func NewListOf(elems [][]byte) *List {
+// (RESTORE, SORT … STORE) under lim (nil: the defaults): a listpack if it
+// fits one.
+func NewListOf(lim *Limits, elems [][]byte) *List {
 	l := NewList()
+	l.lim = lim
 	for len(elems) > 0 {
 		n := min(len(elems), listChunkMax)
 		k := l.newChunk(n, 0)
@@ -45,7 +48,7 @@ func NewListOf(elems [][]byte) *List {
 		l.n += n
 		elems = elems[n:]
 	}
-	l.quick = l.lp+listpackHeader > listpackMaxBytes
+	l.quick = l.exceeds(l.lp+listpackHeader, l.n, false)
 	return l
 }
 
@@ -57,7 +60,7 @@ func (l *List) Len() int { return l.n }
 // epoch), so it may run while another goroutine reads l.
 func (l *List) Clone() Collection {
 	l.own.epoch.Add(1)
-	c := &List{n: l.n, lp: l.lp, quick: l.quick, own: &listOwner{}}
+	c := &List{n: l.n, lp: l.lp, quick: l.quick, own: &listOwner{}, lim: l.lim}
 	if l.nch > 0 {
 		c.ring = make([]*listChunk, ringSize(l.nch))
 		for i := range l.nch {
@@ -68,11 +71,11 @@ func (l *List) Clone() Collection {
 	return c
 }
 
-// Encoding returns what OBJECT ENCODING reports in Redis 7.2 with the
-// default configuration: "listpack" or "quicklist". Redis converts on the
-// listpack's byte size (8 KB, checked before a push with the raw sizes of
-// the new elements) and back when a single-node quicklist shrinks under
-// 4 KB; here the second condition is approximated by the total size.
+// Encoding returns what OBJECT ENCODING reports in Redis 7.2: "listpack"
+// or "quicklist". Redis converts on list-max-listpack-size (checked before
+// a push with the raw sizes of the new elements) and back when a
+// single-node quicklist shrinks under half of it; here the second
+// condition is approximated by the total size.
 func (l *List) Encoding() string {
 	if l.quick {
 		return "quicklist"
@@ -85,7 +88,7 @@ func (l *List) Encoding() string {
 // PushFront pushes copies of vals one after the other at the head (LPUSH
 // a b c leaves c first).
 func (l *List) PushFront(vals ...[]byte) {
-	l.grow(rawSize(vals))
+	l.grow(rawSize(vals), len(vals))
 	for _, v := range vals {
 		l.pushFront(bytes.Clone(nonNil(v)))
 	}
@@ -93,7 +96,7 @@ func (l *List) PushFront(vals ...[]byte) {
 
 // PushBack appends copies of vals at the tail.
 func (l *List) PushBack(vals ...[]byte) {
-	l.grow(rawSize(vals))
+	l.grow(rawSize(vals), len(vals))
 	for _, v := range vals {
 		l.pushBack(bytes.Clone(nonNil(v)))
 	}
@@ -167,7 +170,7 @@ func (l *List) Rotate(fromFront, toFront bool) []byte {
 	} else {
 		l.delBack(1, take)
 	}
-	l.grow(len(v))
+	l.grow(len(v), 1)
 	if toFront {
 		l.pushFront(v)
 	} else {
@@ -263,7 +266,7 @@ func (l *List) Set(i int, v []byte) bool {
 	if !ok {
 		return false
 	}
-	l.grow(len(v))
+	l.grow(len(v), 1)
 	ci, off := l.locate(i)
 	k := l.mut(ci)
 	l.lp -= lpEntrySize(k.at(off))
@@ -393,7 +396,7 @@ func (l *List) InsertAt(i int, v []byte) {
 		l.PushBack(v)
 		return
 	}
-	l.grow(len(v))
+	l.grow(len(v), 1)
 	v = bytes.Clone(nonNil(v))
 	ci, off := l.locate(i)
 	k := l.mut(ci)

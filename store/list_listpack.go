@@ -3,28 +3,52 @@ package store
 // What a List would take as a Redis listpack, which decides the encoding
 // OBJECT ENCODING reports (List.Encoding).
 
-// Thresholds of Redis 7.2's default list-max-listpack-size -2: a list is a
-// single listpack while it would take at most 8 KB, and a quicklist turns
-// back into a listpack when it shrinks to half of that.
+// list-max-listpack-size (Limits.ListSize) decides: a list is a single
+// listpack while it would take at most the size class's bytes (default -2:
+// 8 KB) or hold at most that many elements (a positive value, with Redis's
+// 8 KB safety limit), and a quicklist turns back into a listpack when it
+// shrinks to half of that.
 const (
-	listpackMaxBytes = 8192
-	listpackHeader   = 7 // 6-byte header + end byte
+	listpackHeader  = 7    // 6-byte header + end byte
+	listSafetyLimit = 8192 // Redis's SIZE_SAFETY_LIMIT for a count limit
 )
 
-// grow records that elements of raw size add are about to be added: Redis
-// converts a listpack that would pass 8 KB (listTypeTryConversionAppend).
-func (l *List) grow(add int) {
-	if !l.quick && l.lp+listpackHeader+add > listpackMaxBytes {
+// exceeds is Redis's quicklistNodeExceedsLimit for a listpack of size
+// bytes and count elements; with half, the halved limits of the
+// shrinking check.
+func (l *List) exceeds(size, count int, half bool) bool {
+	lim := limitsOr(l.lim)
+	if b := lim.listBytes(); b > 0 {
+		if half {
+			b /= 2
+		}
+		return size > b
+	}
+	n := int(max(lim.ListSize, 1)) // a listpack holds at least one element
+	if half {
+		n /= 2
+		return count > n
+	}
+	return size > listSafetyLimit || count > n
+}
+
+// grow records that count elements of raw size add are about to be added:
+// Redis converts a listpack that would pass its limit
+// (listTypeTryConversionAppend).
+func (l *List) grow(add, count int) {
+	if !l.quick && l.exceeds(l.lp+listpackHeader+add, l.n+count, false) {
 		l.quick = true
 	}
 }
 
 // shrunk is Redis's LIST_CONV_SHRINKING check after elements went away.
 func (l *List) shrunk() {
-	if l.quick && l.lp+listpackHeader <= listpackMaxBytes/2 {
+	if l.quick && !l.exceeds(l.lp+listpackHeader, l.n, true) {
 		l.quick = false
 	}
 }
+
+func (l *List) setLimits(lim *Limits) { l.lim = lim }
 
 func rawSize(vals [][]byte) int {
 	n := 0

@@ -371,10 +371,10 @@ func TestListEncoding(t *testing.T) {
 	if l.Encoding() != "listpack" {
 		t.Fatal("not converted back under 4 KB")
 	}
-	if NewListOf([][]byte{[]byte("1")}).Encoding() != "listpack" {
+	if NewListOf(nil, [][]byte{[]byte("1")}).Encoding() != "listpack" {
 		t.Fatal("small NewListOf")
 	}
-	big := NewListOf([][]byte{bytes.Repeat([]byte("x"), 9000)})
+	big := NewListOf(nil, [][]byte{bytes.Repeat([]byte("x"), 9000)})
 	if big.Encoding() != "quicklist" {
 		t.Fatal("NewListOf of a 9 KB element")
 	}
@@ -532,7 +532,7 @@ func TestListMillion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1M elements")
 	}
-	const n = 1_000_000
+	n := millionN()
 	l := NewList()
 	for i := range n {
 		if i%2 == 0 {

@@ -30,7 +30,7 @@ func TestMemoryUsage(t *testing.T) {
 		t.Errorf("strings: 1 byte %d, 200 bytes %d, 10000 bytes %d", a, b, big)
 	}
 
-	small, large := NewHash(), NewHash()
+	small, large := NewHash(nil), NewHash(nil)
 	for i := range 1000 {
 		f := []byte(fmt.Sprintf("field:%04d", i))
 		if i < 10 {

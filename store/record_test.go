@@ -10,13 +10,13 @@ import (
 
 // recordObjects is one Object of every type, each with an expiry.
 func recordObjects() map[string]*Object {
-	h := NewHash()
+	h := NewHash(nil)
 	h.Set([]byte("f"), []byte("v"))
 	h.Set([]byte("g"), []byte(""))
-	set := NewSet([]byte("a"), 2)
+	set := NewSet(nil, []byte("a"), 2)
 	set.Add([]byte("a"))
 	set.Add([]byte("b"))
-	z := NewZSet()
+	z := NewZSet(nil)
 	z.Add([]byte("m"), 1.5)
 	z.Add([]byte("n"), -2)
 	st := NewStream()
@@ -30,7 +30,7 @@ func recordObjects() map[string]*Object {
 	return map[string]*Object{
 		"string":       {Type: TypeString, Str: []byte("value"), ExpireAt: 1000, Version: 4, Touched: 5},
 		"empty string": {Type: TypeString, Str: []byte{}, ExpireAt: 0},
-		"list":         {Type: TypeList, Coll: NewListOf([][]byte{[]byte("x"), []byte("y")}), ExpireAt: 2000},
+		"list":         {Type: TypeList, Coll: NewListOf(nil, [][]byte{[]byte("x"), []byte("y")}), ExpireAt: 2000},
 		"hash":         {Type: TypeHash, Coll: h, ExpireAt: 3000},
 		"set":          {Type: TypeSet, Coll: set, ExpireAt: 4000},
 		"zset":         {Type: TypeZSet, Coll: z, ExpireAt: 5000},

@@ -10,13 +10,6 @@ import (
 // hash fields, by (64-bit hash, member) — see hash.go for why, and for what
 // SSCAN cursors are. Clone is O(1).
 
-// Thresholds of Redis 7.2's default configuration, for OBJECT ENCODING.
-const (
-	setMaxIntsetEntries   = 512 // set-max-intset-entries
-	setMaxListpackEntries = 128 // set-max-listpack-entries
-	setMaxListpackValue   = 64  // set-max-listpack-value
-)
-
 // The encodings Redis 7.2 would use for a set.
 const (
 	setIntset uint8 = iota
@@ -29,19 +22,21 @@ var setEncodings = [...]string{"intset", "listpack", "hashtable"}
 // Set is the value of a set key. The zero value is not usable: NewSet.
 type Set struct {
 	t   *btree.BTreeG[item]
-	enc uint8 // never goes back to a more compact encoding, as in Redis
+	enc uint8   // never goes back to a more compact encoding, as in Redis
+	lim *Limits // the store's encoding limits (nil: the defaults)
 }
 
 // NewSet returns an empty set with the encoding Redis 7.2's setTypeCreate
 // picks for a set about to receive sizeHint members, the first being first
 // (nil: unknown, as when a set is built for SINTERSTORE and the like use
-// NewIntSet instead).
-func NewSet(first []byte, sizeHint int) *Set {
-	s := &Set{t: newItemTree(), enc: setHashtable}
+// NewIntSet instead), under lim (nil: the defaults).
+func NewSet(lim *Limits, first []byte, sizeHint int) *Set {
+	s := &Set{t: newItemTree(), enc: setHashtable, lim: lim}
+	l := limitsOr(lim)
 	switch {
-	case first != nil && isInt(first) && sizeHint <= setMaxIntsetEntries:
+	case first != nil && isInt(first) && int64(sizeHint) <= l.SetIntsetEntries:
 		s.enc = setIntset
-	case sizeHint <= setMaxListpackEntries:
+	case int64(sizeHint) <= l.SetEntries:
 		s.enc = setListpack
 	}
 	return s
@@ -49,7 +44,8 @@ func NewSet(first []byte, sizeHint int) *Set {
 
 // NewIntSet returns an empty intset-encoded set, which Redis uses to build
 // the results of SINTERSTORE, SUNIONSTORE and SDIFFSTORE member by member.
-func NewIntSet() *Set { return &Set{t: newItemTree(), enc: setIntset} }
+// Its conversions follow lim (nil: the defaults).
+func NewIntSet(lim *Limits) *Set { return &Set{t: newItemTree(), enc: setIntset, lim: lim} }
 
 // isInt reports whether m reads as a 64-bit integer with string2ll's syntax.
 func isInt(m []byte) bool {
@@ -88,7 +84,9 @@ func isInt(m []byte) bool {
 func (s *Set) Len() int { return s.t.Len() }
 
 // Clone returns an independent copy in O(1) (copy-on-write).
-func (s *Set) Clone() Collection { return &Set{t: s.t.Copy(), enc: s.enc} }
+func (s *Set) Clone() Collection { return &Set{t: s.t.Copy(), enc: s.enc, lim: s.lim} }
+
+func (s *Set) setLimits(lim *Limits) { s.lim = lim }
 
 // Encoding returns what Redis 7.2 reports for OBJECT ENCODING.
 func (s *Set) Encoding() string { return setEncodings[s.enc] }
@@ -97,8 +95,9 @@ func (s *Set) Encoding() string { return setEncodings[s.enc] }
 // members at once (SADD's argument count): a compact set converts to a
 // hashtable if n alone exceeds its limit.
 func (s *Set) Hint(n int) {
-	if (s.enc == setListpack && n > setMaxListpackEntries) ||
-		(s.enc == setIntset && n > setMaxIntsetEntries) {
+	l := limitsOr(s.lim)
+	if (s.enc == setListpack && int64(n) > l.SetEntries) ||
+		(s.enc == setIntset && int64(n) > l.SetIntsetEntries) {
 		s.enc = setHashtable
 	}
 }
@@ -124,21 +123,22 @@ func (s *Set) Add(m []byte) bool {
 // grow applies Redis 7.2's conversions (setTypeAddAux) for adding the new
 // member m to a set of Len() members.
 func (s *Set) grow(m []byte) {
-	n := s.t.Len()
+	n, size := int64(s.t.Len()), int64(len(m))
+	l := limitsOr(s.lim)
 	switch s.enc {
 	case setIntset:
 		switch {
 		case isInt(m):
-			if n+1 > setMaxIntsetEntries {
+			if n+1 > l.SetIntsetEntries {
 				s.enc = setHashtable
 			}
-		case n < setMaxListpackEntries && len(m) <= setMaxListpackValue:
+		case n < l.SetEntries && size <= l.SetValue:
 			s.enc = setListpack
 		default:
 			s.enc = setHashtable
 		}
 	case setListpack:
-		if n >= setMaxListpackEntries || len(m) > setMaxListpackValue {
+		if n >= l.SetEntries || size > l.SetValue {
 			s.enc = setHashtable
 		}
 	}

@@ -20,7 +20,7 @@ func setDump(s *Set) string {
 }
 
 func setOf(first string, hint int, ms ...string) *Set {
-	s := NewSet([]byte(first), hint)
+	s := NewSet(nil, []byte(first), hint)
 	s.Add([]byte(first))
 	for _, m := range ms {
 		s.Add([]byte(m))
@@ -94,7 +94,7 @@ func TestSetEncodingRules(t *testing.T) {
 		{"hint 129 ints", func() *Set { return setOf("1", 129) }, "intset"},
 		{"Hint on listpack", func() *Set { s := setOf("a", 1); s.Hint(129); return s }, "hashtable"},
 		{"Hint on intset", func() *Set { s := setOf("1", 1); s.Hint(513); return s }, "hashtable"},
-		{"built intset", func() *Set { s := NewIntSet(); s.Add([]byte("1")); return s }, "intset"},
+		{"built intset", func() *Set { s := NewIntSet(nil); s.Add([]byte("1")); return s }, "intset"},
 	}
 	for _, tc := range cases {
 		if got := tc.s().Encoding(); got != tc.want {
@@ -104,7 +104,7 @@ func TestSetEncodingRules(t *testing.T) {
 }
 
 func TestSetCloneIndependent(t *testing.T) {
-	s := NewSet(nil, 1000)
+	s := NewSet(nil, nil, 1000)
 	for i := range 1000 {
 		s.Add(fmt.Appendf(nil, "m%d", i))
 	}
@@ -127,7 +127,7 @@ func TestSetCloneIndependent(t *testing.T) {
 
 func TestSetSnapshotWhileMutating(t *testing.T) {
 	st := New()
-	s := NewSet(nil, 20000)
+	s := NewSet(nil, nil, 20000)
 	for i := range 20000 {
 		s.Add(fmt.Appendf(nil, "m%d", i))
 	}
@@ -202,7 +202,7 @@ func FuzzSetDecode(f *testing.F) {
 }
 
 func TestSetAtUniform(t *testing.T) {
-	s := NewSet(nil, 1)
+	s := NewSet(nil, nil, 1)
 	for i := range 10 {
 		s.Add(fmt.Appendf(nil, "m%d", i))
 	}
@@ -223,8 +223,8 @@ func TestSetMillion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1M members")
 	}
-	const n = 1_000_000
-	s := NewSet(nil, 1)
+	n := millionN()
+	s := NewSet(nil, nil, 1)
 	for i := range n {
 		s.Add(fmt.Appendf(nil, "%d", i))
 	}
@@ -251,7 +251,7 @@ func TestSetMillion(t *testing.T) {
 }
 
 func BenchmarkSetAdd(b *testing.B) {
-	s := NewSet(nil, 1)
+	s := NewSet(nil, nil, 1)
 	ms := make([][]byte, 1<<16)
 	for i := range ms {
 		ms[i] = fmt.Appendf(nil, "member:%d", i)

@@ -145,3 +145,43 @@ func (f *failWriter) Write(p []byte) (int, error) {
 	f.left -= len(p)
 	return len(p), nil
 }
+
+// TestViewIter: a View walked in batches gives each of its keys once, in
+// order, with their values as they were when it was taken, whatever the
+// Store does meanwhile.
+func TestViewIter(t *testing.T) {
+	s := New()
+	for i := range 100 {
+		s.Put([]byte(fmt.Sprintf("k%03d", i)), &Object{Type: TypeString, Str: []byte(fmt.Sprint(i)), ExpireAt: int64(i % 3)})
+	}
+	v := s.Snapshot()
+	s.Delete([]byte("k050"))
+	s.Put([]byte("k001"), &Object{Type: TypeString, Str: []byte("changed")})
+	s.Put([]byte("new"), &Object{Type: TypeString, Str: []byte("x")})
+	it := v.Iter()
+	seen := map[string]string{}
+	var order []string
+	for batch := 0; ; batch++ {
+		more := it.Next(7, func(k []byte, o *Object) {
+			seen[string(k)] = fmt.Sprintf("%s/%d", o.Str, o.ExpireAt)
+			order = append(order, string(k))
+		})
+		if !more {
+			break
+		}
+		if batch > 100 {
+			t.Fatal("the walk does not end")
+		}
+	}
+	if len(order) != 100 || len(seen) != 100 || seen["k001"] != "1/1" || seen["k050"] != "50/2" || seen["new"] != "" {
+		t.Fatalf("%d keys (%d distinct); k001=%q k050=%q new=%q", len(order), len(seen), seen["k001"], seen["k050"], seen["new"])
+	}
+	if it.Next(7, func([]byte, *Object) { t.Error("a key after the end") }) {
+		t.Error("more after the end")
+	}
+	var empty View
+	empty.keys = New().keys
+	if empty.Iter().Next(3, func([]byte, *Object) { t.Error("a key in an empty view") }) {
+		t.Error("an empty view has more")
+	}
+}

@@ -20,11 +20,9 @@ import (
 // which entries share a listpack and how many bytes it takes with Redis's
 // listpack encoding — so that "~" trims exactly what Redis would.
 
-// Redis 7.2's defaults for the listpack nodes.
-const (
-	streamNodeMaxBytes   = 4096 // stream-node-max-bytes
-	streamNodeMaxEntries = 100  // stream-node-max-entries
-)
+// streamListpackMax is Redis's STREAM_LISTPACK_MAX_SIZE, the node size
+// used when stream-node-max-bytes is 0 or larger.
+const streamListpackMax = 1 << 30
 
 // StreamID is an entry ID: milliseconds and sequence number.
 type StreamID struct{ Ms, Seq uint64 }
@@ -168,6 +166,7 @@ type Stream struct {
 	MaxDeletedID StreamID // greatest ID removed by XDEL
 	EntriesAdded int64    // entries ever added
 	own          *owner
+	lim          *Limits // the store's encoding limits (nil: the defaults)
 }
 
 // NewStream returns an empty stream.
@@ -242,6 +241,26 @@ func (s *Stream) NextID(now int64) (StreamID, bool) {
 	return s.LastID.Incr()
 }
 
+// nodeFull is Redis's streamAppendItem check for a new node: the last
+// node would pass stream-node-max-bytes with total more bytes, or holds
+// stream-node-max-entries entries (live and deleted).
+func (s *Stream) nodeFull(n streamNode, total int) bool {
+	l := limitsOr(s.lim)
+	maxBytes := l.StreamNodeBytes
+	if maxBytes <= 0 || maxBytes > streamListpackMax {
+		maxBytes = streamListpackMax
+	}
+	if int64(n.bytes()+total) >= maxBytes {
+		return true
+	}
+	return l.StreamNodeEntries > 0 && int64(n.live+n.deleted) >= l.StreamNodeEntries
+}
+
+func (s *Stream) setLimits(lim *Limits) { s.lim = lim }
+
+// NodeEntriesLimit is stream-node-max-entries as the stream follows it.
+func (s *Stream) NodeEntriesLimit() int64 { return limitsOr(s.lim).StreamNodeEntries }
+
 // Add appends an entry with ID id (which must be greater than LastID) and
 // the given fields and values (copied).
 func (s *Stream) Add(id StreamID, fv [][]byte) {
@@ -253,7 +272,7 @@ func (s *Stream) Add(id StreamID, fv [][]byte) {
 	}
 	numFields := int64(len(fv) / 2)
 	n, ok := s.nodes.Max()
-	if ok && (n.bytes()+total >= streamNodeMaxBytes || n.live+n.deleted >= streamNodeMaxEntries) {
+	if ok && s.nodeFull(n, total) {
 		ok = false
 	}
 	same := false

@@ -15,14 +15,8 @@ type ZSet struct {
 	// big is set once the set outgrows Redis's listpack limits: Redis then
 	// reports "skiplist" and never converts back.
 	big bool
+	lim *Limits // the store's encoding limits (nil: the defaults)
 }
-
-// Redis 7.2's defaults: zset-max-listpack-entries 128,
-// zset-max-listpack-value 64.
-const (
-	ZSetMaxListpackEntries = 128
-	ZSetMaxListpackValue   = 64
-)
 
 type zentry struct {
 	hash   uint64
@@ -37,26 +31,30 @@ func zentryLess(a, b zentry) bool {
 	return a.member < b.member
 }
 
-// NewZSet returns an empty sorted set (listpack-encoded).
-func NewZSet() *ZSet {
-	return &ZSet{tree: newZtree(), index: btree.NewBTreeGOptions(zentryLess, treeOptions)}
+// NewZSet returns an empty sorted set (listpack-encoded) under lim (nil:
+// the defaults).
+func NewZSet(lim *Limits) *ZSet {
+	return &ZSet{tree: newZtree(), index: btree.NewBTreeGOptions(zentryLess, treeOptions), lim: lim}
 }
 
 // NewZSetHint returns an empty sorted set that will hold about n members of
 // at most maxLen bytes: like Redis's zsetTypeCreate, it starts as a
 // skiplist when those exceed the listpack limits.
-func NewZSetHint(n, maxLen int) *ZSet {
-	z := NewZSet()
-	z.big = n > ZSetMaxListpackEntries || maxLen > ZSetMaxListpackValue
+func NewZSetHint(lim *Limits, n, maxLen int) *ZSet {
+	z := NewZSet(lim)
+	l := limitsOr(lim)
+	z.big = int64(n) > l.ZSetEntries || int64(maxLen) > l.ZSetValue
 	return z
 }
+
+func (z *ZSet) setLimits(lim *Limits) { z.lim = lim }
 
 // Len is the number of members.
 func (z *ZSet) Len() int { return z.tree.len() }
 
 // Clone returns a copy sharing structure with z (O(1)).
 func (z *ZSet) Clone() Collection {
-	return &ZSet{tree: z.tree.clone(), index: z.index.Copy(), big: z.big}
+	return &ZSet{tree: z.tree.clone(), index: z.index.Copy(), big: z.big, lim: z.lim}
 }
 
 // Encoding is what OBJECT ENCODING reports.
@@ -69,12 +67,15 @@ func (z *ZSet) Encoding() string {
 
 // FitEncoding chooses the encoding from the contents, as Redis does for a
 // sorted set built by a store command (ZUNIONSTORE, ZRANGESTORE…):
-// listpack if it fits the limits, else skiplist.
-func (z *ZSet) FitEncoding() {
-	z.big = z.Len() > ZSetMaxListpackEntries
+// listpack if it fits the limits lim (nil: the defaults), which it follows
+// from then on, else skiplist.
+func (z *ZSet) FitEncoding(lim *Limits) {
+	z.lim = lim
+	l := limitsOr(lim)
+	z.big = int64(z.Len()) > l.ZSetEntries
 	if !z.big {
 		z.tree.ascend(0, func(it zitem) bool {
-			z.big = len(it.member) > ZSetMaxListpackValue
+			z.big = int64(len(it.member)) > l.ZSetValue
 			return !z.big
 		})
 	}
@@ -101,7 +102,7 @@ func (z *ZSet) Add(member []byte, score float64) (added bool) {
 		}
 		z.tree.delete(zitem{score: old.score, member: old.member})
 		e.member = old.member // share the stored string
-	} else if !z.big && (z.Len()+1 > ZSetMaxListpackEntries || len(member) > ZSetMaxListpackValue) {
+	} else if l := limitsOr(z.lim); !z.big && (int64(z.Len()+1) > l.ZSetEntries || int64(len(member)) > l.ZSetValue) {
 		z.big = true
 	}
 	e.score = score

@@ -46,7 +46,7 @@ func decodeZSet(d *decoder) (Collection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zset count: %w", err)
 	}
-	z := NewZSet()
+	z := NewZSet(nil)
 	z.big = flags&1 != 0
 	var sb [8]byte
 	for i := uint64(0); i < n; i++ {

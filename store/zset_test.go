@@ -80,7 +80,7 @@ func zcheck(t *testing.T, z *ZSet) {
 
 func TestZSetRandomAgainstModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	z := NewZSet()
+	z := NewZSet(nil)
 	m := zmodel{}
 	ops := 30000
 	if testing.Short() {
@@ -169,7 +169,7 @@ func TestZSetRandomAgainstModel(t *testing.T) {
 }
 
 func TestZSetTiesOrderByMember(t *testing.T) {
-	z := NewZSet()
+	z := NewZSet(nil)
 	for _, m := range []string{"c", "a", "b", "aa", ""} {
 		z.Add([]byte(m), 1)
 	}
@@ -183,8 +183,8 @@ func TestZSetTiesOrderByMember(t *testing.T) {
 }
 
 func TestZSetEncoding(t *testing.T) {
-	z := NewZSet()
-	for i := range ZSetMaxListpackEntries {
+	z := NewZSet(nil)
+	for i := range int(DefaultLimits().ZSetEntries) {
 		z.Add([]byte(fmt.Sprint(i)), 1)
 	}
 	if z.Encoding() != "listpack" {
@@ -199,11 +199,11 @@ func TestZSetEncoding(t *testing.T) {
 	if z.Encoding() != "skiplist" {
 		t.Fatal("shrinking converted back")
 	}
-	z.FitEncoding()
+	z.FitEncoding(nil)
 	if z.Encoding() != "listpack" {
 		t.Fatal("FitEncoding kept a skiplist for a small set")
 	}
-	y := NewZSet()
+	y := NewZSet(nil)
 	y.Add([]byte(strings.Repeat("a", 64)), 1)
 	if y.Encoding() != "listpack" {
 		t.Fatal("a 64-byte member fits a listpack")
@@ -212,14 +212,14 @@ func TestZSetEncoding(t *testing.T) {
 	if y.Encoding() != "skiplist" {
 		t.Fatal("a 65-byte member needs a skiplist")
 	}
-	if NewZSetHint(129, 1).Encoding() != "skiplist" || NewZSetHint(3, 65).Encoding() != "skiplist" ||
-		NewZSetHint(128, 64).Encoding() != "listpack" {
+	if NewZSetHint(nil, 129, 1).Encoding() != "skiplist" || NewZSetHint(nil, 3, 65).Encoding() != "skiplist" ||
+		NewZSetHint(nil, 128, 64).Encoding() != "listpack" {
 		t.Fatal("NewZSetHint")
 	}
 }
 
 func TestZSetCloneIndependent(t *testing.T) {
-	z := NewZSet()
+	z := NewZSet(nil)
 	for i := range 5000 {
 		z.Add([]byte(fmt.Sprint(i)), float64(i%100))
 	}
@@ -245,7 +245,7 @@ func TestZSetCloneIndependent(t *testing.T) {
 func TestZSetSnapshotWhileMutating(t *testing.T) {
 	s := New()
 	key := []byte("z")
-	z := NewZSet()
+	z := NewZSet(nil)
 	for i := range 20000 {
 		z.Add([]byte(fmt.Sprint(i)), float64(i))
 	}
@@ -280,13 +280,13 @@ func TestZSetSnapshotWhileMutating(t *testing.T) {
 
 func TestZSetCodecRoundTrip(t *testing.T) {
 	s := New()
-	z := NewZSet()
+	z := NewZSet(nil)
 	for _, sc := range []float64{math.Inf(-1), -0.5, 0, 1e300, math.Inf(1), math.SmallestNonzeroFloat64} {
 		z.Add([]byte(fmt.Sprint("m", sc)), sc)
 	}
 	z.Add([]byte(""), 3)
 	s.Put([]byte("a"), &Object{Type: TypeZSet, Coll: z})
-	big := NewZSet()
+	big := NewZSet(nil)
 	for i := range 300 {
 		big.Add([]byte(fmt.Sprint(i)), float64(i)/3)
 	}
@@ -310,7 +310,7 @@ func zsetRecord(z *ZSet) []byte {
 }
 
 func FuzzZSetDecode(f *testing.F) {
-	z := NewZSet()
+	z := NewZSet(nil)
 	z.Add([]byte("a"), 1)
 	z.Add([]byte("b"), math.Inf(1))
 	f.Add(zsetRecord(z))
@@ -338,8 +338,8 @@ func TestZSetMillion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1M members")
 	}
-	const n = 1_000_000
-	z := NewZSet()
+	n := millionN()
+	z := NewZSet(nil)
 	for i := range n {
 		z.Add([]byte(fmt.Sprintf("member:%07d", i)), float64(i%1000))
 	}
@@ -348,7 +348,7 @@ func TestZSetMillion(t *testing.T) {
 	}
 	c := z.Clone().(*ZSet)
 	c.Remove([]byte("member:0000000"))
-	if r, _, _ := z.Rank([]byte("member:0999999")); r != n-1 {
+	if r, _, _ := z.Rank(fmt.Appendf(nil, "member:%07d", n-1)); r != n-1 {
 		t.Fatalf("rank %d", r)
 	}
 	if got := z.CountScoreBelow(500, false); got != n/2 {
@@ -363,7 +363,7 @@ func TestZSetMillion(t *testing.T) {
 }
 
 func BenchmarkZSetAdd(b *testing.B) {
-	z := NewZSet()
+	z := NewZSet(nil)
 	mem := make([][]byte, 1<<20)
 	for i := range mem {
 		mem[i] = []byte(fmt.Sprintf("member:%d", i))
@@ -375,7 +375,7 @@ func BenchmarkZSetAdd(b *testing.B) {
 }
 
 func BenchmarkZSetRank(b *testing.B) {
-	z := NewZSet()
+	z := NewZSet(nil)
 	for i := range 1_000_000 {
 		z.Add([]byte(fmt.Sprint(i)), float64(i))
 	}
@@ -386,7 +386,7 @@ func BenchmarkZSetRank(b *testing.B) {
 }
 
 func BenchmarkZSetClone(b *testing.B) {
-	z := NewZSet()
+	z := NewZSet(nil)
 	for i := range 1_000_000 {
 		z.Add([]byte(fmt.Sprint(i)), float64(i))
 	}
