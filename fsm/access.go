@@ -1,6 +1,9 @@
 package fsm
 
-import "github.com/slotraft/slotraft/store"
+import (
+	"github.com/slotraft/slotraft/acl"
+	"github.com/slotraft/slotraft/store"
+)
 
 // Access metadata (store/access.go) is node-local: lookups record it on
 // this node only, reads included, and nothing replicated depends on it.
@@ -79,4 +82,10 @@ type ReadOpts struct {
 	// held: no entry applies between the read and the call, so whatever
 	// the caller remembers is invalidated by every later change.
 	Tracked func(keys [][]byte)
+	// Monitor: keep the commands a script calls (Outcome.Calls), for
+	// MONITOR.
+	Monitor bool
+	// User is whom the read's scripts call commands as (script_acl.go);
+	// nil for a user allowed everything.
+	User *acl.User
 }

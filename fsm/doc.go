@@ -6,7 +6,9 @@
 // raft.FSM around it (FSM: Apply, Snapshot, Restore; raft.go and
 // snapshot.go). It also holds the state machine's half of online slot
 // migration: out-marks, frozen keys, the ASK/TRYAGAIN routing check and the
-// freeze/import/drop ops (migrate.go).
+// freeze/import/drop ops (migrate.go), and Redis's Lua debugger (ldb*.go):
+// a session runs an EVAL against a private copy of the state (DebugCopy),
+// outside the log, talking to its client over a byte stream.
 //
 // What a command came to is a typed Outcome (outcome.go): a reply, "ask
 // group G for slot S", "try again", or "blocked as waiter W"; Apply and

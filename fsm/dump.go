@@ -80,21 +80,21 @@ func dumpValue(o *store.Object) (*rdbValue, bool) {
 
 // restoreValue builds a new stored value from its neutral form; the
 // collections copy what they keep.
-func restoreValue(v *rdbValue) *store.Object {
+func restoreValue(lim *store.Limits, v *rdbValue) *store.Object {
 	o := &store.Object{Type: v.typ}
 	switch v.typ {
 	case store.TypeString:
 		o.Str = clone(v.str)
 	case store.TypeList:
-		o.Coll = newListOf(v.elems)
+		o.Coll = newListOf(lim, v.elems)
 	case store.TypeSet:
-		s := store.NewSet(v.elems[0], len(v.elems))
+		s := store.NewSet(lim, v.elems[0], len(v.elems))
 		for _, m := range v.elems {
 			s.Add(m)
 		}
 		o.Coll = s
 	case store.TypeHash:
-		h := store.NewHash()
+		h := store.NewHash(lim)
 		maxLen := 0
 		for _, e := range v.elems {
 			maxLen = max(maxLen, len(e))
@@ -109,7 +109,7 @@ func restoreValue(v *rdbValue) *store.Object {
 		for _, e := range v.elems {
 			maxLen = max(maxLen, len(e))
 		}
-		z := store.NewZSetHint(len(v.elems), maxLen)
+		z := store.NewZSetHint(lim, len(v.elems), maxLen)
 		for i, m := range v.elems {
 			z.Add(m, v.scores[i])
 		}
@@ -197,7 +197,7 @@ func restoreCmd(c *Ctx, args [][]byte) resp.Value {
 		}
 		return resp.OK() // already expired: nothing is created
 	}
-	o := restoreValue(v)
+	o := restoreValue(c.Store.Limits(), v)
 	o.ExpireAt = ttl
 	c.put(key, o)
 	c.notify(NotifyGeneric, "restore", key)
@@ -215,4 +215,6 @@ func listWalk(coll store.Collection, from int, reverse bool, fn func([]byte) boo
 }
 
 // newListOf returns a list holding elems (already owned by the caller).
-func newListOf(elems [][]byte) store.Collection { return store.NewListOf(elems) }
+func newListOf(lim *store.Limits, elems [][]byte) store.Collection {
+	return store.NewListOf(lim, elems)
+}

@@ -55,6 +55,13 @@ const (
 	// know it must stop: skipping it would leave that replica with keys
 	// the others deleted.
 	EntryEvict EntryType = 8
+
+	// EntryCommandsAs is EntryCommands whose scripts call commands as a
+	// user with restricted permissions: Cmds[0] is [Entry.User], the rest
+	// the commands. It is only the encoding: a decoded entry has Type
+	// EntryCommands and User set. A node that does not know it must stop:
+	// skipping it would leave that replica without the writes.
+	EntryCommandsAs EntryType = 9
 )
 
 // Entry is one Raft log entry of a slot group.
@@ -63,6 +70,10 @@ type Entry struct {
 	Now  int64  // unix ms chosen by the leader
 	Seed uint64 // seed of the entry's randomness
 	Cmds [][][]byte
+	// User, for EntryCommands, is the permissions (acl.User.Perms) that
+	// the scripts the commands run call commands with; nil for a user
+	// allowed everything, whose calls are not checked.
+	User []byte
 	// Term is the Raft term the entry was proposed in. It is not encoded:
 	// FSM.Apply sets it from the log, so it is the same on every replica.
 	Term uint64
@@ -80,20 +91,27 @@ var ErrBadEntry = errors.New("fsm: bad log entry")
 // Encode renders e as: version byte, type byte, Now and Seed (8 bytes each,
 // big-endian), uvarint number of commands, then per command a uvarint number
 // of arguments and per argument a uvarint length and the bytes.
+//
+// An EntryCommands entry with a User is encoded as EntryCommandsAs, the
+// user as a first command of one argument.
 func (e *Entry) Encode() []byte {
+	typ, cmds := e.Type, e.Cmds
+	if e.Type == EntryCommands && e.User != nil {
+		typ, cmds = EntryCommandsAs, append([][][]byte{{e.User}}, e.Cmds...)
+	}
 	size := headerLen + binary.MaxVarintLen64
-	for _, cmd := range e.Cmds {
+	for _, cmd := range cmds {
 		size += binary.MaxVarintLen64
 		for _, a := range cmd {
 			size += binary.MaxVarintLen64 + len(a)
 		}
 	}
 	b := make([]byte, 0, size)
-	b = append(b, entryVersion, byte(e.Type))
+	b = append(b, entryVersion, byte(typ))
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Now))
 	b = binary.BigEndian.AppendUint64(b, e.Seed)
-	b = binary.AppendUvarint(b, uint64(len(e.Cmds)))
-	for _, cmd := range e.Cmds {
+	b = binary.AppendUvarint(b, uint64(len(cmds)))
+	for _, cmd := range cmds {
 		b = binary.AppendUvarint(b, uint64(len(cmd)))
 		for _, a := range cmd {
 			b = binary.AppendUvarint(b, uint64(len(a)))
@@ -132,6 +150,12 @@ func DecodeEntry(b []byte) (*Entry, error) {
 	}
 	if err := d.end(); err != nil {
 		return nil, err
+	}
+	if e.Type == EntryCommandsAs {
+		if len(e.Cmds) == 0 || len(e.Cmds[0]) != 1 || e.Cmds[0][0] == nil {
+			return nil, fmt.Errorf("%w: a commands-as entry without its user", ErrBadEntry)
+		}
+		e.Type, e.User, e.Cmds = EntryCommands, e.Cmds[0][0], e.Cmds[1:]
 	}
 	return e, nil
 }

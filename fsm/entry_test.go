@@ -12,12 +12,20 @@ func TestEntryRoundTrip(t *testing.T) {
 		{Type: EntryExpire, Now: -1, Seed: 1<<64 - 1, Cmds: [][][]byte{fields("a b c")}},
 		{Type: EntryCommands | IgnoreUnknown, Cmds: [][][]byte{}},
 		{Type: EntryCommands, Cmds: [][][]byte{{[]byte{}, bytes.Repeat([]byte("x"), 300)}}},
+		{Type: EntryCommands, User: []byte(`{"name":"u"}`), Cmds: [][][]byte{fields("EVAL return 0")}},
+		{Type: EntryCommands, User: []byte{}, Cmds: [][][]byte{}},
 	}
 	for i, e := range cases {
 		b := e.Encode()
 		d, err := DecodeEntry(b)
 		if err != nil {
 			t.Fatalf("%d: %v", i, err)
+		}
+		if (d.User == nil) != (e.User == nil) || !bytes.Equal(d.User, e.User) {
+			t.Fatalf("%d: user %q, want %q", i, d.User, e.User)
+		}
+		if e.User != nil && EntryType(b[1]) != EntryCommandsAs {
+			t.Fatalf("%d: a user's entry encoded as type %d", i, b[1])
 		}
 		if d.Type != e.Type || d.Now != e.Now || d.Seed != e.Seed || len(d.Cmds) != len(e.Cmds) {
 			t.Fatalf("%d: decoded %+v, want %+v", i, d, e)
@@ -54,6 +62,9 @@ func TestDecodeEntryErrors(t *testing.T) {
 		"non-minimal":     append(append([]byte{}, hdr...), 0x80, 0x00),
 		"varint overflow": append(append([]byte{}, hdr...), bytes.Repeat([]byte{0xff}, 11)...),
 	}
+	asHdr := append([]byte{entryVersion, byte(EntryCommandsAs)}, hdr[2:]...)
+	cases["commands-as, no user"] = append(append([]byte{}, asHdr...), 0)
+	cases["commands-as, user of 2 args"] = append(append([]byte{}, asHdr...), 1, 2, 1, 'u', 1, 'v')
 	for name, b := range cases {
 		if _, err := DecodeEntry(b); !errors.Is(err, ErrBadEntry) {
 			t.Errorf("%s: err = %v, want ErrBadEntry", name, err)
@@ -65,6 +76,7 @@ func FuzzDecodeEntry(f *testing.F) {
 	f.Add((&Entry{Type: EntryCommands, Now: t0, Seed: 7, Cmds: [][][]byte{fields("SET k v EX 10")}}).Encode())
 	f.Add((&Entry{Type: EntryExpire, Cmds: [][][]byte{fields("a b")}}).Encode())
 	f.Add([]byte{1, 1})
+	f.Add((&Entry{Type: EntryCommands, User: []byte("{}"), Cmds: [][][]byte{fields("EVAL return 1 0")}}).Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := DecodeEntry(b)
 		if err != nil {

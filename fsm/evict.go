@@ -34,6 +34,7 @@ func (s *State) evict(now int64, ops [][][]byte) ([]Outcome, *Ctx) {
 			continue
 		}
 		s.store.Delete(op[0])
+		c.freeing(&c.Freed.Evict, o)
 		c.modified(op[0])
 		c.notify(NotifyEvicted, "evicted", op[0])
 		out[i] = Replied(one)

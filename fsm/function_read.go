@@ -167,3 +167,16 @@ func functionStats(set *functionSet) resp.Value {
 	return resp.Map(resp.BulkString("running_script"), resp.Null(),
 		resp.BulkString("engines"), resp.Map(resp.BulkString("LUA"), lua))
 }
+
+// FunctionDumpEmpty is the FUNCTION DUMP payload of no libraries: what a
+// node that holds none (one that has not met a cluster) answers from.
+func FunctionDumpEmpty() []byte { return dumpFunctions(nil) }
+
+// FunctionPayloadLibraries counts the libraries of a FUNCTION DUMP payload.
+func FunctionPayloadLibraries(payload []byte) (int, error) {
+	set, err := restoreFunctions(payload, reloadBudget)
+	if err != nil {
+		return 0, err
+	}
+	return len(set.sorted()), nil
+}

@@ -479,7 +479,7 @@ func (c *Ctx) georadius(args [][]byte, srcIdx int, flags int) resp.Value {
 		}
 		return resp.Array(out...)
 	}
-	dst := store.NewZSet()
+	dst := store.NewZSet(nil) // given the store's limits by storeZSet
 	for i := range pts {
 		p := &pts[i]
 		p.dist /= s.conversion

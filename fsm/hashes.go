@@ -80,7 +80,7 @@ func (c *Ctx) writeHash(key []byte) (*store.Object, *store.Hash, error) {
 		return nil, nil, err
 	}
 	if o == nil {
-		o = c.newColl(key, store.TypeHash, store.NewHash())
+		o = c.newColl(key, store.TypeHash, store.NewHash(c.Store.Limits()))
 	}
 	return o, o.Coll.(*store.Hash), nil
 }

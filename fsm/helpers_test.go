@@ -39,6 +39,27 @@ func fields(line string) [][]byte {
 	return out
 }
 
+// applyEntry applies e at the next index and the harness's time.
+func (h *harness) applyEntry(e *Entry) *ApplyResult {
+	h.t.Helper()
+	h.idx++
+	e.Now = h.now
+	r, err := h.s.ApplyResult(h.idx, e)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+// cmdLines are command lines as an entry's commands.
+func cmdLines(lines ...string) [][][]byte {
+	var out [][][]byte
+	for _, l := range lines {
+		out = append(out, fields(l))
+	}
+	return out
+}
+
 func (h *harness) apply(args [][]byte) resp.Value {
 	h.idx++
 	r := h.s.Apply(h.idx, &Entry{Type: EntryCommands, Now: h.now, Seed: h.idx, Cmds: [][][]byte{args}})
@@ -94,7 +115,7 @@ func (h *harness) run(steps []step) {
 			continue
 		case strings.HasPrefix(st.cmd, "mklist "):
 			// A list key for cross-type tests, planted directly.
-			l := store.NewListOf([][]byte{[]byte("x")})
+			l := store.NewListOf(nil, [][]byte{[]byte("x")})
 			h.s.store.Put([]byte(st.cmd[7:]), &store.Object{Type: store.TypeList, Coll: l})
 			continue
 		case strings.HasPrefix(st.cmd, "read "):

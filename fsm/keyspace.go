@@ -46,9 +46,20 @@ func init() {
 // refused, as redis-server with cluster-enabled yes does (only database 0).
 func moveCmd(*Ctx, [][]byte) resp.Value { return errf("ERR MOVE is not allowed in cluster mode") }
 
+// delCmd is DEL and UNLINK; they differ in what Redis frees in the
+// background (lazyfree.go).
 func delCmd(c *Ctx, args [][]byte) resp.Value {
 	var n int64
+	kind := &c.Freed.Del
+	if eq(args[0], "unlink") {
+		kind = &c.Freed.Unlink
+	}
 	for _, k := range args[1:] {
+		if c.counting() {
+			if o := c.peek(k); o != nil {
+				c.freeing(kind, o)
+			}
+		}
 		if c.del(k) {
 			c.notify(NotifyGeneric, "del", k)
 			n++

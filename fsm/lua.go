@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 
 	"github.com/slotraft/slotraft/resp"
@@ -121,20 +122,27 @@ func (f *ScriptFlags) set(name string) bool {
 
 // compileScript parses a script body, with Redis's "#!lua flags=…" shebang.
 func compileScript(body []byte) (*compiledScript, error) {
+	cs, _, err := compileScriptChunk(body)
+	return cs, err
+}
+
+// compileScriptChunk is compileScript that also returns the syntax tree
+// (the Lua debugger's scopes: ldb_locals.go).
+func compileScriptChunk(body []byte) (*compiledScript, []ast.Stmt, error) {
 	flags, n, err := ParseShebang(body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if first, line := bytes.TrimPrefix(body[n:], []byte("\n")), 1+min(n, 1); bytes.HasPrefix(first, []byte("\x1b")) {
 		// Redis's Lua never loads precompiled code: its lexer meets ESC.
-		return nil, resp.Errorf("ERR Error compiling script (new function): user_script:%d: unexpected symbol near 'char(27)'", line)
+		return nil, nil, resp.Errorf("ERR Error compiling script (new function): user_script:%d: unexpected symbol near 'char(27)'", line)
 	}
 	// Keep line numbers: the shebang line is skipped, its line feed kept.
-	proto, err := compileLua(body[n:], "user_script", "ERR Error compiling script (new function)")
+	proto, chunk, err := compileLuaChunk(body[n:], "user_script", "ERR Error compiling script (new function)")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &compiledScript{proto: proto, flags: flags}, nil
+	return &compiledScript{proto: proto, flags: flags}, chunk, nil
 }
 
 // checkRun refuses to run a script as Redis 7.2's scriptPrepareForRun
@@ -302,13 +310,19 @@ func (r *scriptRun) errorReply(err error) resp.Value {
 // compileLua compiles Lua source named name; a syntax error becomes the
 // error reply prefix: message, as Redis words it.
 func compileLua(src []byte, name, prefix string) (*lua.FunctionProto, error) {
+	proto, _, err := compileLuaChunk(src, name, prefix)
+	return proto, err
+}
+
+// compileLuaChunk is compileLua that also returns the syntax tree.
+func compileLuaChunk(src []byte, name, prefix string) (*lua.FunctionProto, []ast.Stmt, error) {
 	chunk, err := parse.Parse(bytes.NewReader(src), name)
 	if err != nil {
-		return nil, resp.Errorf("%s: %s", prefix, oneLine(err.Error()))
+		return nil, nil, resp.Errorf("%s: %s", prefix, oneLine(err.Error()))
 	}
 	proto, err := lua.Compile(chunk, name)
 	if err != nil {
-		return nil, resp.Errorf("%s: %s", prefix, oneLine(err.Error()))
+		return nil, nil, resp.Errorf("%s: %s", prefix, oneLine(err.Error()))
 	}
-	return proto, nil
+	return proto, chunk, nil
 }

@@ -70,6 +70,10 @@ type budgetCtx struct {
 	exceeded bool
 	kill     *atomic.Bool
 	killed   bool
+	// ldb, in a Lua debugging session only, is its debugger, whose line
+	// hook runs before every instruction (ldb_hook.go); nil otherwise, so
+	// an ordinary run pays one comparison for it.
+	ldb *ldb
 }
 
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -87,6 +91,9 @@ func (b *budgetCtx) Done() <-chan struct{} {
 	if b.kill != nil && (b.killed || b.kill.Load()) {
 		b.killed = true // it stays killed: a pcall cannot catch the kill for good
 		return closedCh
+	}
+	if b.ldb != nil {
+		b.ldb.hook()
 	}
 	return nil
 }

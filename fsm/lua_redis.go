@@ -29,8 +29,8 @@ func (r *scriptRun) redisTable(L *lua.LState) *lua.LTable {
 		"setresp":            r.setresp,
 		"set_repl":           luaSetRepl,
 		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
-		"breakpoint":         func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
-		"debug":              func(L *lua.LState) int { return 0 },
+		"breakpoint":         r.breakpoint, // ldb_api.go
+		"debug":              r.debugLog,
 		"acl_check_cmd":      r.aclCheckCmd,
 	}
 	for _, name := range sortedKeys(fns) {
@@ -72,7 +72,19 @@ func raiseErr(L *lua.LState, text string) {
 
 // errTable is the {err=…} table of an error text, as luaPushErrorBuff
 // builds it: "-CODE msg" keeps its code, any other text gets "ERR ".
-func errTable(L *lua.LState, text string) *lua.LTable {
+func errTable(L *lua.LState, text string) *lua.LTable { return newErrTable(L, text, false) }
+
+// callErrTable is errTable for the error of a command a script called
+// (refused, or its error reply): Redis 7 marks it with
+// ignore_error_stats_update = true (script_lua.c), as the command's own
+// error was counted already. The mark is set first, so that pairs (and
+// the debugger) list it first, as Redis's Lua lists the two.
+func callErrTable(L *lua.LState, text string) *lua.LTable { return newErrTable(L, text, true) }
+
+func newErrTable(L *lua.LState, text string, fromCall bool) *lua.LTable {
+	if b, ok := L.Context().(*budgetCtx); ok && b.ldb != nil {
+		b.ldb.logError(text) // a debugging session's "<error>" line (ldb_api.go)
+	}
 	if t, ok := strings.CutPrefix(text, "-"); ok {
 		text = t
 		if !strings.Contains(text, " ") {
@@ -82,6 +94,9 @@ func errTable(L *lua.LState, text string) *lua.LTable {
 		text = "ERR " + text
 	}
 	t := L.NewTable()
+	if fromCall {
+		t.RawSetString("ignore_error_stats_update", lua.LTrue)
+	}
 	t.RawSetString("err", lua.LString(strings.TrimRight(text, "\r\n")))
 	return t
 }
@@ -117,11 +132,11 @@ func fmtG17(f float64) []byte {
 
 // call is redis.call (raise true) and redis.pcall (raise false).
 func (r *scriptRun) call(L *lua.LState, raise bool) int {
-	fail := func(text string) int {
+	fail := func(t *lua.LTable) int {
 		if raise {
-			raiseErr(L, text)
+			L.Error(t, 1)
 		}
-		L.Push(errTable(L, text))
+		L.Push(t)
 		return 1
 	}
 	if r.budget.exceeded {
@@ -129,42 +144,64 @@ func (r *scriptRun) call(L *lua.LState, raise bool) int {
 	}
 	args, bad := luaArgs(L)
 	if bad != "" {
-		return fail(bad)
+		return fail(errTable(L, bad))
 	}
 	if r.inCall {
-		return fail("luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?")
+		return fail(errTable(L, "luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"))
 	}
-	v := r.exec(args)
-	if v.Kind == resp.KindError {
-		return fail("-" + string(v.Str))
+	l := r.stepping()
+	if l != nil {
+		l.logCommand(args) // ldb_api.go
 	}
-	L.Push(r.toLua(L, v))
+	v, refused := r.exec(args)
+	if refused != "" {
+		return fail(callErrTable(L, refused))
+	}
+	lv := r.toLua(L, v)
+	if l != nil {
+		l.logReply(v, r.resp)
+	}
+	if v.Kind == resp.KindError && raise {
+		L.Error(lv, 1)
+	}
+	L.Push(lv)
 	return 1
 }
 
+// Redis's refusals of a command a script calls (script.c), as plain
+// texts: errTable gives them the ERR code.
+const (
+	errCallNonLocal  = "Script attempted to access a non local key in a cluster node"
+	errCallNotScript = "This Redis command is not allowed from script"
+)
+
 // exec runs one command for the script, with Redis's checks (script.c
 // scriptCall): known command, arity, allowed in scripts, writes allowed,
-// keys in the script's slot.
-func (r *scriptRun) exec(args [][]byte) resp.Value {
+// keys in the script's slot. A refusal is its text, as Redis's scriptCall
+// words it (a debugging session logs it so), and runs nothing.
+func (r *scriptRun) exec(args [][]byte) (v resp.Value, refused string) {
 	cmd := Lookup(args[0])
 	if cmd == nil {
-		return errf("ERR Unknown Redis command called from script")
+		return v, "Unknown Redis command called from script"
 	}
 	if !cmd.Meta.ArityOK(len(args)) {
-		return errf("ERR Wrong number of args calling Redis command from script")
+		return v, "Wrong number of args calling Redis command from script"
 	}
 	m := cmd.Meta
 	if m.Flags&(resp.FlagNoScript|resp.FlagPubSub) != 0 {
-		return errf("ERR This Redis command is not allowed from script")
+		return v, errCallNotScript
+	}
+	if d := r.c.checkCall(cmd, args); d != nil {
+		return v, "ACL failure in script: " + d.Text(r.c.userName())
 	}
 	write := m.Flags&resp.FlagWrite != 0
 	if write && r.readOnly {
-		return errf("ERR Write commands are not allowed from read-only scripts.")
+		return v, "Write commands are not allowed from read-only scripts."
 	}
 	keys := m.KeysOf(args)
 	if write && len(keys) == 0 {
 		// A keyless write (FLUSHALL…) would reach one group only.
-		return errf("ERR This Redis command is not allowed from script")
+		return v, errCallNotScript
 	}
 	for _, k := range keys {
 		s := int(slots.Of(k))
@@ -173,36 +210,49 @@ func (r *scriptRun) exec(args [][]byte) resp.Value {
 			// No key was declared: the script's group is not bound to a
 			// slot, so it may not touch keys (Redis Cluster's error for
 			// keys the node does not serve).
-			return errf("ERR Script attempted to access a non local key in a cluster node")
+			return v, errCallNonLocal
 		case s != r.slot:
-			return errf("ERR Script attempted to access keys that do not hash to the same slot")
+			return v, "Script attempted to access keys that do not hash to the same slot"
 		}
+	}
+	if mu := r.c.shared; mu != nil {
+		// A debugging session's copy of its group's store shares
+		// structures with the live store (ldb_copy.go): its commands run
+		// under the group's write lock, one at a time, as Apply's do.
+		mu.Lock()
+		defer mu.Unlock()
 	}
 	if r.c.moved != nil && r.c.moved(keys, write) {
 		// A key moved, or being copied, out of the group (migrate.go):
 		// Redis's error for a key another node serves, never a redirect,
 		// since the script has already run in part.
-		return errf("ERR Script attempted to access a non local key in a cluster node")
+		return v, errCallNonLocal
 	}
 	r.inCall = true
 	noBlock := r.c.NoBlock
 	r.c.NoBlock = true
-	v := run(r.c, args)
+	v = run(r.c, args)
 	r.c.NoBlock = noBlock
 	r.inCall = false
-	return v
+	if r.c.monitorOn {
+		// As Redis's call() feeds monitors, once the command ran.
+		r.c.calls = append(r.c.calls, cloneArgs(args))
+	}
+	return v, ""
 }
 
-// aclCheckCmd is redis.acl_check_cmd: every command is allowed (no ACLs).
+// aclCheckCmd is redis.acl_check_cmd: whether the caller's user may run
+// the command with these arguments.
 func (r *scriptRun) aclCheckCmd(L *lua.LState) int {
 	args, bad := luaArgs(L)
 	if bad != "" {
 		raiseErr(L, bad)
 	}
-	if Lookup(args[0]) == nil {
+	cmd := Lookup(args[0])
+	if cmd == nil {
 		raiseErr(L, "Invalid command passed to redis.acl_check_cmd()")
 	}
-	L.Push(lua.LTrue)
+	L.Push(lua.LBool(r.c.allowsCall(cmd, args)))
 	return 1
 }
 

@@ -35,7 +35,7 @@ func (r *scriptRun) toLua(L *lua.LState, v resp.Value) lua.LValue {
 		t.RawSetString("ok", lua.LString(v.Str))
 		return t
 	case resp.KindError:
-		return errTable(L, "-"+string(v.Str))
+		return callErrTable(L, "-"+string(v.Str))
 	case resp.KindInt:
 		return lua.LNumber(v.Int)
 	case resp.KindBulk:

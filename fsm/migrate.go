@@ -171,7 +171,7 @@ func (s *State) applyMigrate(c *Ctx, term uint64, ops [][][]byte, res *ApplyResu
 		s.redirectWaiters(c.Now, res)
 		s.serveReady(c, term, res)
 	}
-	res.Events, res.Expired = c.Events, c.Expired
+	res.Events, res.Expired, res.Freed = c.Events, c.Expired, c.Freed
 }
 
 // ErrOpRefused wraps the error of an internal entry's op that the state
@@ -264,7 +264,7 @@ func (s *State) freeze(c *Ctx, op [][]byte) (resp.Value, error) {
 		switch {
 		case o == nil || slots.Of(k) != slot:
 		case o.ExpiredAt(c.Now):
-			c.expiredKey(k)
+			c.expiredKey(k, o)
 			c.Store.Delete(k)
 			c.expiredGone(k)
 		case set == nil:

@@ -68,6 +68,21 @@ func (s *State) Observe(now int64, keys [][]byte) []Watch {
 	return out
 }
 
+// WatchesHold reports whether the watches of ws taken in this group still
+// see what they saw (EXEC would run), at time now under the read lock; the
+// watches of other groups are not looked at.
+func (s *State) WatchesHold(now int64, ws []Watch) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now = max(now, s.lastNow)
+	for _, w := range ws {
+		if w.Group == s.group && !w.same(observe(s.store, w.Key, now)) {
+			return false
+		}
+	}
+	return true
+}
+
 // same reports whether a watch still sees what it saw: same presence and
 // version (present) or deletion count (absent). A key that expired since
 // WATCH is absent now, so it counts as changed, as in Redis 7.

@@ -43,6 +43,9 @@ const (
 	// (ApplyResult.Expired and Changes, INFO's expired_keys and
 	// rdb_changes_since_last_save), which the group's leader asks for.
 	NotifyCount NotifyClass = 1 << 31
+	// NotifyMonitor is no Redis class either: it makes an entry keep the
+	// commands its scripts run (Outcome.Calls), for MONITOR.
+	NotifyMonitor NotifyClass = 1 << 30
 	// NotifyAll is the A alias; like Redis it leaves out m and n.
 	NotifyAll = NotifyGeneric | NotifyString | NotifyList | NotifySet | NotifyHash |
 		NotifyZSet | NotifyExpired | NotifyEvicted | NotifyStream | NotifyModule
@@ -162,7 +165,7 @@ func (c *Ctx) notifyWrite(key []byte) {
 	}
 	raw := c.Store.GetRaw(key)
 	if raw != nil && raw.ExpiredAt(c.Now) {
-		c.expiredKey(key)
+		c.expiredKey(key, raw)
 		raw = nil
 	}
 	if raw == nil {
@@ -177,16 +180,17 @@ func (c *Ctx) notifyGone(key []byte) {
 		return
 	}
 	if raw := c.Store.GetRaw(key); raw != nil && raw.ExpiredAt(c.Now) {
-		c.expiredKey(key)
+		c.expiredKey(key, raw)
 	}
 }
 
 // expiredKey records the deletion of key's expired leftover: its
 // "expired" event, and one more expired key when they are counted
 // (Redis's deleteExpiredKeyAndPropagate counts stat_expiredkeys).
-func (c *Ctx) expiredKey(key []byte) {
-	if c.notifyOn&NotifyCount != 0 {
+func (c *Ctx) expiredKey(key []byte, o *store.Object) {
+	if c.counting() {
 		c.Expired++
+		c.freeing(&c.Freed.Expire, o)
 	}
 	c.notify(NotifyExpired, "expired", key)
 }
@@ -195,7 +199,7 @@ func (c *Ctx) expiredKey(key []byte) {
 // then "del" if the change left the collection empty (the key is gone), as
 // Redis's commands do.
 func (c *Ctx) changedEvent(class NotifyClass, event string, key []byte, o *store.Object) {
-	if c.notifyOn&^NotifyCount != 0 {
+	if c.notifyOn&^(NotifyCount|NotifyMonitor) != 0 {
 		c.notify(class, event, key)
 		if o.Coll.Len() == 0 {
 			c.notify(NotifyGeneric, "del", key)

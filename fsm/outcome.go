@@ -20,6 +20,12 @@ type Outcome struct {
 	// Lookups, for a read, are its key lookups that found a key or not
 	// (INFO's keyspace_hits and keyspace_misses).
 	Lookups Lookups
+	// Calls are the commands a script run by the command called, in
+	// order, when they were asked for (NotifyMonitor, ReadOpts.Monitor).
+	Calls [][][]byte
+	// Denials are the calls of the command's scripts that the caller's
+	// user may not run (script_acl.go), for ACL LOG.
+	Denials []ScriptDenial
 }
 
 // OutcomeKind says what kind of Outcome it is.

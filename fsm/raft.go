@@ -14,9 +14,9 @@ type FSM struct {
 	group  uint32
 	logger *slog.Logger
 	state  *State
-	hook   func(BlockEvent)           // blocking commands' events; set before Raft starts
-	notify func([]Event)              // keyspace events (notify.go); set before Raft starts
-	counts func(expired, changes int) // counted by an entry (SetCountHook); set before Raft starts
+	hook   func(BlockEvent) // blocking commands' events; set before Raft starts
+	notify func([]Event)    // keyspace events (notify.go); set before Raft starts
+	counts func(Counts)     // counted by an entry (SetCountHook); set before Raft starts
 	// track receives the keys each entry touched (tracking.go); set before
 	// Raft starts.
 	track func(seed uint64, touched []TouchedKey)
@@ -34,9 +34,13 @@ type ApplyResult struct {
 	Deferred []Deferred
 	Events   []Event // keyspace events, when collected (SetNotifyHook)
 	// Expired is how many expired keys the entry deleted and Changes how
-	// many write commands it applied, when the classes asked for include
-	// NotifyCount.
+	// many key changes its commands made (Redis's dirty, counted by key:
+	// a write that changes nothing counts nothing), when the classes asked
+	// for include NotifyCount.
 	Expired, Changes int
+	// Freed is what Redis would have freed in the background (lazyfree.go),
+	// counted when Expired is.
+	Freed Freed
 	// Touched are the keys the entry changed and read, when collected
 	// (SetTrackHook).
 	Touched []TouchedKey
@@ -56,11 +60,16 @@ func (f *FSM) SetNotifyHook(classes func() NotifyClass, fn func([]Event)) {
 	f.notify = fn
 }
 
-// SetCountHook sets fn to receive, in Apply, the number of expired keys
-// an entry deleted and of writes it applied, for entries whose classes
-// (SetNotifyHook) asked for NotifyCount and that counted some. Call it
-// before Raft starts.
-func (f *FSM) SetCountHook(fn func(expired, changes int)) { f.counts = fn }
+// Counts are an entry's counters for INFO.
+type Counts struct {
+	Expired, Changes int   // expired keys deleted, key changes (ApplyResult's)
+	Freed            Freed // what Redis would have freed in the background
+}
+
+// SetCountHook sets fn to receive, in Apply, the counters of entries
+// whose classes (SetNotifyHook) asked for NotifyCount and that counted
+// some. Call it before Raft starts.
+func (f *FSM) SetCountHook(fn func(Counts)) { f.counts = fn }
 
 var _ raft.FSM = (*FSM)(nil)
 
@@ -96,8 +105,8 @@ func (f *FSM) Apply(l *raft.Log) any {
 			if f.notify != nil && len(r.Events) > 0 {
 				f.notify(r.Events)
 			}
-			if f.counts != nil && r.Expired+r.Changes > 0 {
-				f.counts(r.Expired, r.Changes)
+			if f.counts != nil && (r.Expired+r.Changes > 0 || !r.Freed.IsZero()) {
+				f.counts(Counts{Expired: r.Expired, Changes: r.Changes, Freed: r.Freed})
 			}
 			if f.track != nil && len(r.Touched) > 0 {
 				f.track(e.Seed, r.Touched)

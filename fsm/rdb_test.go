@@ -22,7 +22,7 @@ func TestRDBCRCJones(t *testing.T) {
 
 // rdbRedisDumps reads DUMP payloads taken from redis-server 7.0.15 (see
 // testdata/dump-redis-7.0.txt: key and hex payload per line).
-func rdbRedisDumps(t *testing.T) map[string][]byte {
+func rdbRedisDumps(t testing.TB) map[string][]byte {
 	t.Helper()
 	f, err := os.Open("testdata/dump-redis-7.0.txt")
 	if err != nil {

@@ -12,6 +12,9 @@ import (
 type Reader interface {
 	// Read runs a read-only command at time now.
 	Read(now int64, cmd *Command, args [][]byte) Outcome
+	// WatchesHold reports whether this group's watches of ws still see
+	// what they saw (CLIENT LIST's flag d when not).
+	WatchesHold(now int64, ws []Watch) bool
 	// ReadWith is Read with options (a NO-TOUCH client's reads).
 	ReadWith(now int64, cmd *Command, args [][]byte, opts ReadOpts) Outcome
 	// DataBytes is the dataset's estimated size, without the lock.
@@ -20,6 +23,11 @@ type Reader interface {
 	Observe(now int64, keys [][]byte) []Watch
 	// View runs fn with the store, read-only, under the read lock.
 	View(fn func(st store.Reader))
+	// Cut takes a point-in-time copy of the keys (cut.go).
+	Cut() *Cut
+	// DebugCopy takes a private copy of the state for a Lua debugging
+	// session (ldb_copy.go).
+	DebugCopy() *DebugCopy
 	// LastNow is the time of the last applied entry (unix ms).
 	LastNow() int64
 	// Setting is a group setting ("" if unset).

@@ -141,6 +141,14 @@ func flushCmd(c *Ctx, args [][]byte) resp.Value {
 	if len(args) > 2 || (len(args) == 2 && !eq(args[1], "sync") && !eq(args[1], "async")) {
 		return errReply(resp.ErrSyntax)
 	}
+	if c.counting() {
+		switch {
+		case len(args) == 1:
+			c.Freed.FlushDefault += c.Store.Len()
+		case eq(args[1], "async"):
+			c.Freed.FlushAsync += c.Store.Len()
+		}
+	}
 	c.Store.Flush()
 	c.flushed()
 	return resp.OK()

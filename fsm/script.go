@@ -28,7 +28,8 @@ var scriptCmd = commandsOf("scripting")
 
 // Redis 7.2's scripting errors (eval.c).
 var (
-	errNoScript        = resp.NewError("NOSCRIPT No matching script. Please use EVAL.")
+	// ErrNoScript is EVALSHA's error for a SHA1 the cache lacks.
+	ErrNoScript        = resp.NewError("NOSCRIPT No matching script. Please use EVAL.")
 	errNumKeysNegative = resp.NewError("ERR Number of keys can't be negative")
 	errNumKeysTooMany  = resp.NewError("ERR Number of keys can't be greater than number of args")
 	errNoScripting     = resp.NewError("ERR scripting is not available in this context")
@@ -144,7 +145,7 @@ func evalCmd(bySHA, readOnly bool) func(*Ctx, [][]byte) resp.Value {
 			sha = strings.ToLower(string(args[1]))
 			var ok bool
 			if body, ok = c.scripts.get(sha); !ok {
-				return errReply(errNoScript)
+				return errReply(ErrNoScript)
 			}
 		} else {
 			body = args[1]

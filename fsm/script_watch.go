@@ -68,11 +68,15 @@ func (r *scriptRun) watch(call [][]byte) (done func()) {
 // killedReply is the reply of a killed run, as Redis's: the error table
 // the error handler made names the Lua line the script was at.
 func (r *scriptRun) killedReply(err error) resp.Value {
+	text := errScriptKilled
+	if r.budget.ldb != nil {
+		text = r.budget.ldb.endText() // a debugging session says why it ended (ldb_copy.go)
+	}
 	if err != nil {
 		if t, ok := luaErrorObject(err).(*lua.LTable); ok {
-			t.RawSetString("err", lua.LString(errScriptKilled))
+			t.RawSetString("err", lua.LString(text))
 			return r.errorReply(err)
 		}
 	}
-	return resp.Err(resp.Errorf("%s script: %s", errScriptKilled, r.sha))
+	return resp.Err(resp.Errorf("%s script: %s", text, r.sha))
 }

@@ -126,7 +126,7 @@ func saddCmd(c *Ctx, args [][]byte) resp.Value {
 		return errReply(err)
 	}
 	if o == nil {
-		o = c.newColl(key, store.TypeSet, store.NewSet(ms[0], len(ms)))
+		o = c.newColl(key, store.TypeSet, store.NewSet(c.Store.Limits(), ms[0], len(ms)))
 	} else {
 		o.Coll.(*store.Set).Hint(len(ms))
 	}
@@ -325,7 +325,7 @@ func smoveCmd(c *Ctx, args [][]byte) resp.Value {
 	c.changedEvent(NotifySet, "srem", srcKey, so)
 	var do *store.Object
 	if dst == nil {
-		do = c.newColl(dstKey, store.TypeSet, store.NewSet(m, 1))
+		do = c.newColl(dstKey, store.TypeSet, store.NewSet(c.Store.Limits(), m, 1))
 	} else {
 		do, _ = c.mutColl(dstKey, store.TypeSet)
 	}
@@ -366,7 +366,7 @@ func setCompute(op setOpKind, sets []*store.Set, limit int) [][]byte {
 		})
 		return out
 	}
-	u := store.NewIntSet()
+	u := store.NewIntSet(nil) // only to gather the members
 	for _, s := range sets {
 		if s != nil {
 			s.Ascend(func(m []byte) bool { u.Add(m); return true })
@@ -423,7 +423,7 @@ func setStoreCmd(op setOpKind) func(*Ctx, [][]byte) resp.Value {
 			}
 			return zero
 		}
-		dst := store.NewIntSet() // as Redis builds it, for its encoding
+		dst := store.NewIntSet(c.Store.Limits()) // as Redis builds it, for its encoding
 		for _, m := range res {
 			dst.Add(m)
 		}

@@ -6,6 +6,9 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
+
+	"github.com/slotraft/slotraft/store"
 )
 
 // Group settings: a small replicated map of the group's own metadata, set
@@ -45,6 +48,32 @@ func (s *State) applySettings(cmds [][][]byte) {
 		}
 	}
 	s.settings = next
+	s.store.SetLimits(LimitsOf(next))
+}
+
+// LimitSettings are the encoding parameters a group keeps in its settings,
+// under their CONFIG names: the values of its leader's CONFIG, set through
+// the log so every replica converts collections at the same point
+// (store.Limits).
+var LimitSettings = []string{
+	"hash-max-listpack-entries", "hash-max-listpack-value",
+	"set-max-intset-entries", "set-max-listpack-entries", "set-max-listpack-value",
+	"zset-max-listpack-entries", "zset-max-listpack-value",
+	"list-max-listpack-size", "stream-node-max-bytes", "stream-node-max-entries",
+}
+
+// LimitsOf is the store.Limits that group settings give: the defaults
+// where a setting is absent or not a number.
+func LimitsOf(settings map[string]string) store.Limits {
+	l := store.DefaultLimits()
+	fields := []*int64{&l.HashEntries, &l.HashValue, &l.SetIntsetEntries, &l.SetEntries, &l.SetValue,
+		&l.ZSetEntries, &l.ZSetValue, &l.ListSize, &l.StreamNodeBytes, &l.StreamNodeEntries}
+	for i, name := range LimitSettings {
+		if v, err := strconv.ParseInt(settings[name], 10, 64); err == nil {
+			*fields[i] = v
+		}
+	}
+	return l
 }
 
 // Setting is the value of a group setting ("" if unset).

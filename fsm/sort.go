@@ -352,7 +352,7 @@ func sortOutput(c *Ctx, items []sortItem, o *sortOpts) resp.Value {
 	for i := range out {
 		out[i] = clone(out[i]) // GET misses are stored as ""
 	}
-	c.newColl(o.store, store.TypeList, newListOf(out)) // replaces what was there
+	c.newColl(o.store, store.TypeList, newListOf(c.Store.Limits(), out)) // replaces what was there
 	c.signalReady(o.store)
 	c.notify(NotifyList, "sortstore", o.store)
 	return resp.Int(int64(len(out)))

@@ -46,6 +46,8 @@ type State struct {
 	// scriptHook, if set, learns of every script run (script_watch.go);
 	// set before the first Apply.
 	scriptHook func(ScriptRun) func()
+	// users rebuilds the users entries carry (script_acl.go).
+	users userCache
 	// dataBytes is the store's DataBytes after the last entry or restore,
 	// readable without the lock (the node's maxmemory check).
 	dataBytes atomic.Int64
@@ -89,15 +91,23 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 	case EntryCommands:
 		s.lastNow = now
 		c := s.entryCtx(index, now, e.Seed)
+		c.user, c.userBroken = s.scriptUser(e.User)
 		res.Outcomes = make([]Outcome, len(e.Cmds))
 		for i, args := range e.Cmds {
 			c.pos = int32(i)
+			calls, denials := len(c.calls), len(c.denials)
 			res.Outcomes[i] = s.applyCommand(c, args, i, e.Term, res)
+			if len(c.calls) > calls {
+				res.Outcomes[i].Calls = c.calls[calls:]
+			}
+			if len(c.denials) > denials {
+				res.Outcomes[i].Denials = c.denials[denials:]
+			}
 			s.serveReady(c, e.Term, res)
 		}
-		res.Events, res.Expired, res.Touched = c.Events, c.Expired, c.Touched
+		res.Events, res.Expired, res.Freed, res.Touched = c.Events, c.Expired, c.Freed, c.Touched
 		if c.notifyOn&NotifyCount != 0 {
-			res.Changes = changes(e.Cmds, res.Outcomes)
+			res.Changes = c.dirty
 		}
 		return res, nil
 	case EntryMigrate:
@@ -119,13 +129,13 @@ func (s *State) ApplyResult(index uint64, e *Entry) (*ApplyResult, error) {
 		s.lastNow = now
 		var c *Ctx
 		res.Outcomes, c = s.evict(now, e.Cmds)
-		res.Events, res.Touched = c.Events, c.Touched
+		res.Events, res.Freed, res.Touched = c.Events, c.Freed, c.Touched
 		return res, nil
 	case EntryExpire:
 		s.lastNow = now
 		if len(e.Cmds) > 0 {
 			c := s.expire(now, e.Cmds[0])
-			res.Events, res.Expired, res.Touched = c.Events, c.Expired, c.Touched
+			res.Events, res.Expired, res.Freed, res.Touched = c.Events, c.Expired, c.Freed, c.Touched
 		}
 		return res, nil
 	case EntryUnblock &^ IgnoreUnknown:
@@ -151,6 +161,7 @@ func (s *State) entryCtx(index uint64, now int64, seed uint64) *Ctx {
 	c := &Ctx{Store: s.store, Now: now, Index: index, seed: [2]uint64{seed, seed},
 		scripts: &s.scripts, scriptBudget: scriptBudgetOf(s.settings), scriptHook: s.scriptHook, notifyOn: s.collected(),
 		trackOn: s.tracking()}
+	c.monitorOn = c.notifyOn&NotifyMonitor != 0
 	c.moved = s.movedCheck(c)
 	return c.withAccess(s.accessSettings(), false)
 }
@@ -211,26 +222,10 @@ func (s *State) expire(now int64, keys [][]byte) *Ctx {
 		if o := s.store.GetRaw(k); o != nil && o.ExpiredAt(now) {
 			s.store.Delete(k)
 			c.modified(k)
-			c.expiredKey(k)
+			c.expiredKey(k, o)
 		}
 	}
 	return c
-}
-
-// changes counts the write commands of an entry that ran without an
-// error (what INFO's rdb_changes_since_last_save adds up; Redis counts
-// each key or element a command changes, here each command counts one).
-func changes(cmds [][][]byte, out []Outcome) int {
-	n := 0
-	for i, args := range cmds {
-		if i >= len(out) || len(args) == 0 || out[i].Kind != OutcomeReply || out[i].Reply.IsError() {
-			continue
-		}
-		if cmd := Lookup(args[0]); cmd != nil && cmd.Meta.Is(resp.FlagWrite) {
-			n++
-		}
-	}
-	return n
 }
 
 // collected is the keyspace event classes the next entry collects.
@@ -264,8 +259,10 @@ func (s *State) ReadWith(now int64, cmd *Command, args [][]byte, opts ReadOpts) 
 		return o // a key of a migrating slot has moved (migrate.go)
 	}
 	c.trackOn = opts.Tracked != nil
+	c.monitorOn = opts.Monitor
+	c.user = opts.User
 	o := Replied(safeRun(c, cmd, args))
-	o.Lookups = c.lookups
+	o.Lookups, o.Calls, o.Denials = c.lookups, c.calls, c.denials
 	if opts.Tracked != nil {
 		opts.Tracked(readKeys(c.Touched)) // under the read lock: before any later entry applies
 	}

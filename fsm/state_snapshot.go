@@ -136,6 +136,7 @@ func (s *State) ReadSnapshot(r io.Reader) error {
 	s.settings = rs.settings
 	s.installMigration(rs.mig)
 	s.store, s.lastNow, s.blk = rs.store, rs.lastNow, rs.blk
+	s.store.SetLimits(LimitsOf(s.settings)) // the restored collections follow it from their next change
 	s.noteDataBytes()
 	return nil
 }

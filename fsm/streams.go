@@ -67,7 +67,7 @@ type addTrimArgs struct {
 
 // parseAddTrim is streamParseAddOrTrimArgsOrReply: it returns the index of
 // the ID argument for XADD.
-func parseAddTrim(args [][]byte, xadd bool) (addTrimArgs, int, error) {
+func parseAddTrim(c *Ctx, args [][]byte, xadd bool) (addTrimArgs, int, error) {
 	var a addTrimArgs
 	limitGiven := false
 	i := 2
@@ -76,7 +76,7 @@ func parseAddTrim(args [][]byte, xadd bool) (addTrimArgs, int, error) {
 		opt := args[i]
 		switch {
 		case xadd && string(opt) == "*":
-			return a, i, a.finish(xadd, limitGiven)
+			return a, i, a.finish(c, xadd, limitGiven)
 		case (eq(opt, "maxlen") || eq(opt, "minid")) && more > 0:
 			if a.strategy {
 				return a, 0, resp.NewError("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
@@ -124,15 +124,15 @@ func parseAddTrim(args [][]byte, xadd bool) (addTrimArgs, int, error) {
 				return a, 0, err
 			}
 			a.id, a.idGiven, a.seqGiven = id, true, seqGiven
-			return a, i, a.finish(xadd, limitGiven)
+			return a, i, a.finish(c, xadd, limitGiven)
 		default:
 			return a, 0, resp.ErrSyntax
 		}
 	}
-	return a, i, a.finish(xadd, limitGiven)
+	return a, i, a.finish(c, xadd, limitGiven)
 }
 
-func (a *addTrimArgs) finish(xadd, limitGiven bool) error {
+func (a *addTrimArgs) finish(c *Ctx, xadd, limitGiven bool) error {
 	if a.trim.Limit != 0 && !a.strategy {
 		return resp.NewError("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
 	}
@@ -144,7 +144,13 @@ func (a *addTrimArgs) finish(xadd, limitGiven bool) error {
 		return resp.NewError("ERR syntax error, LIMIT cannot be used without the special ~ option")
 	case limitGiven:
 	case a.trim.Approx:
-		a.trim.Limit = 100 * 100 // 100 * stream-node-max-entries
+		// Redis's cap on an approximate trim's work: 100 nodes of
+		// stream-node-max-entries, within 10,000 (none set) and 1,000,000.
+		a.trim.Limit = 100 * c.Store.Limits().StreamNodeEntries
+		if a.trim.Limit <= 0 {
+			a.trim.Limit = 10000
+		}
+		a.trim.Limit = min(a.trim.Limit, 1000000)
 	default:
 		a.trim.Limit = 0
 	}
@@ -152,7 +158,7 @@ func (a *addTrimArgs) finish(xadd, limitGiven bool) error {
 }
 
 func xaddCmd(c *Ctx, args [][]byte) resp.Value {
-	a, idPos, err := parseAddTrim(args, true)
+	a, idPos, err := parseAddTrim(c, args, true)
 	if err != nil {
 		return errReply(err)
 	}
@@ -291,7 +297,7 @@ func xdelCmd(c *Ctx, args [][]byte) resp.Value {
 }
 
 func xtrimCmd(c *Ctx, args [][]byte) resp.Value {
-	a, _, err := parseAddTrim(args, false)
+	a, _, err := parseAddTrim(c, args, false)
 	if err != nil {
 		return errReply(err)
 	}

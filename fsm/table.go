@@ -1,9 +1,11 @@
 package fsm
 
 import (
+	"github.com/slotraft/slotraft/acl"
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/slotraft/slotraft/resp"
 	"github.com/slotraft/slotraft/store"
@@ -38,14 +40,33 @@ type Ctx struct {
 	Events   []Event
 	notifyOn NotifyClass
 	// Expired counts the expired leftovers the entry deleted (INFO's
-	// expired_keys), when notifyOn has NotifyCount.
+	// expired_keys), and Freed what Redis would free in the background
+	// (lazyfree.go), when notifyOn has NotifyCount.
 	Expired int
+	Freed   Freed
 	// Touched collects the keys the entry changed and its read-only
 	// commands read (tracking.go), when trackOn; pos is the position of
 	// the entry's command running now (-1 for none).
 	Touched []TouchedKey
 	trackOn bool
 	pos     int32
+	// dirty counts the key changes clients' commands made (Redis's
+	// server.dirty, by key: INFO's rdb_changes_since_last_save); a key
+	// changed again right away by the same command (created, then
+	// filled) counts once: dirtyKey and dirtyPos are the last one counted.
+	dirty    int
+	dirtyKey []byte
+	dirtyPos int32
+	// calls are the commands scripts ran, for MONITOR, when monitorOn.
+	calls     [][][]byte
+	monitorOn bool
+	// user is whom scripts call commands as (script_acl.go): nil, with
+	// userBroken false, for a user allowed everything; userBroken for
+	// permissions that did not parse (every call denied). denials are
+	// the calls it refused.
+	user       *acl.User
+	userBroken bool
+	denials    []ScriptDenial
 	// lookups counts a read's key lookups that found a key or not
 	// (Redis's keyspace_hits and keyspace_misses, counted in
 	// lookupKeyRead); only reads count (Index 0).
@@ -58,6 +79,10 @@ type Ctx struct {
 	// e.g. for a CLIENT NO-TOUCH client).
 	access *AccessSettings
 	touch  *store.AccessParams
+	// shared, in a Lua debugging session, is the lock of the live state
+	// its store was forked from (ldb_copy.go): the commands its script
+	// calls run under it.
+	shared *sync.RWMutex
 }
 
 // rand is the command's random source: Rand, or a generator seeded from
@@ -282,3 +307,12 @@ func clone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
 
 // eq reports whether an argument equals an option name, ignoring case.
 func eq(b []byte, s string) bool { return resp.EqualFold(b, s) }
+
+// cloneArgs copies a command's arguments (a script's buffers are reused).
+func cloneArgs(args [][]byte) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = clone(a)
+	}
+	return out
+}

@@ -1,6 +1,10 @@
 package fsm
 
-import "github.com/slotraft/slotraft/resp"
+import (
+	"bytes"
+
+	"github.com/slotraft/slotraft/resp"
+)
 
 // Client-side caching (Redis's tracking.c) needs two things from the state
 // machine, which knows nothing of clients:
@@ -44,8 +48,15 @@ type TouchedKey struct {
 // noPos is Pos for what no client's command did.
 const noPos = -1
 
-// modified records that key changed (Redis's signalModifiedKey).
+// modified records that key changed (Redis's signalModifiedKey), and
+// counts the change when a command made it and the entry counts (only a
+// group's leader asks: followers skip the key copy).
 func (c *Ctx) modified(key []byte) {
+	if c.notifyOn&NotifyCount != 0 && c.pos != noPos &&
+		(c.dirtyPos != c.pos || c.dirtyKey == nil || !bytes.Equal(c.dirtyKey, key)) {
+		c.dirty++
+		c.dirtyPos, c.dirtyKey = c.pos, append(c.dirtyKey[:0], key...)
+	}
 	if c.trackOn {
 		c.Touched = append(c.Touched, TouchedKey{Kind: KeyModified, Key: clone(key), Pos: c.pos})
 	}
@@ -61,6 +72,7 @@ func (c *Ctx) expiredGone(key []byte) {
 
 // flushed records that the whole keyspace of the group was deleted.
 func (c *Ctx) flushed() {
+	c.dirty++
 	if c.trackOn {
 		c.Touched = append(c.Touched, TouchedKey{Kind: KeysFlushed, Pos: c.pos})
 	}

@@ -97,13 +97,7 @@ func TestTrackingTouched(t *testing.T) {
 	h.s.trackOn = func() bool { return on }
 	apply := func(e *Entry) string {
 		t.Helper()
-		h.idx++
-		e.Now = h.now
-		r, err := h.s.ApplyResult(h.idx, e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return showTouched(r.Touched)
+		return showTouched(h.applyEntry(e).Touched)
 	}
 	cmds := func(lines ...string) *Entry {
 		e := &Entry{Type: EntryCommands}

@@ -50,7 +50,7 @@ func (c *Ctx) storeZSet(dst []byte, z *store.ZSet, event string) resp.Value {
 		}
 		return zero
 	}
-	z.FitEncoding()
+	z.FitEncoding(c.Store.Limits())
 	c.put(dst, &store.Object{Type: store.TypeZSet, Coll: z})
 	c.signalReady(dst)
 	c.notify(NotifyZSet, event, dst)

@@ -256,7 +256,7 @@ func zunion(srcs []zsrc, agg zaggregate) *store.ZSet {
 			return true
 		})
 	}
-	res := store.NewZSet()
+	res := store.NewZSet(nil) // given the store's limits by storeZSet
 	for _, m := range order {
 		res.Add([]byte(m), acc[m])
 	}
@@ -264,7 +264,7 @@ func zunion(srcs []zsrc, agg zaggregate) *store.ZSet {
 }
 
 func zinter(srcs []zsrc, agg zaggregate) *store.ZSet {
-	res := store.NewZSet()
+	res := store.NewZSet(nil) // given the store's limits by storeZSet
 	zinterEach(srcs, agg, func(m string, score float64) bool {
 		res.Add([]byte(m), score)
 		return true
@@ -305,7 +305,7 @@ func zinterEach(srcs []zsrc, agg zaggregate, fn func(m string, score float64) bo
 }
 
 func zdiff(srcs []zsrc) *store.ZSet {
-	res := store.NewZSet()
+	res := store.NewZSet(nil) // given the store's limits by storeZSet
 	first := &srcs[0]
 	first.each(func(m string, score float64) bool {
 		mb := []byte(m)

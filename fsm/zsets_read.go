@@ -300,7 +300,7 @@ func zrangestoreCmd(c *Ctx, args [][]byte) resp.Value {
 	if err != nil {
 		return errReply(err)
 	}
-	dst := store.NewZSet()
+	dst := store.NewZSet(nil) // given the store's limits by storeZSet
 	if src != nil {
 		for _, m := range r.run(src) {
 			dst.Add([]byte(m.member), m.score)

@@ -347,7 +347,7 @@ func TestZSetSetOps(t *testing.T) {
 func TestZSetWithPlainSets(t *testing.T) {
 	h := newHarness(t)
 	if Lookup([]byte("sadd")) == nil {
-		s := store.NewIntSet()
+		s := store.NewIntSet(nil)
 		s.Add([]byte("y"))
 		s.Add([]byte("q"))
 		h.s.store.Put([]byte("s"), &store.Object{Type: store.TypeSet, Coll: s})

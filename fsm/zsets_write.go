@@ -130,7 +130,7 @@ func zaddGeneric(c *Ctx, args [][]byte, f zaddFlags) resp.Value {
 		}
 	}
 	if z == nil {
-		z = store.NewZSetHint(n, maxLen)
+		z = store.NewZSetHint(c.Store.Limits(), n, maxLen)
 		o = c.newColl(key, store.TypeZSet, z)
 	}
 	var added, updated, processed int
