@@ -30,6 +30,18 @@ const (
 	typeReleaseMigration EntryType = 10
 	typeStartMigrations  EntryType = 11
 	typeFinishMigrations EntryType = 12
+	// Clusters placed by hand (CLUSTER MEET, ADDSLOTS, REPLICATE).
+	typeMeet       EntryType = 13
+	typeClaimSlots EntryType = 14
+	typeReplicate  EntryType = 15
+	// The ACL user set (acl.go): a node of the previous release skips
+	// them, as it checks no users.
+	typeACLSetUser  = IgnoreUnknown | 16
+	typeACLDelUsers = IgnoreUnknown | 17
+	typeACLLoad     = IgnoreUnknown | 18
+	// A member's data directory id (identity.go): an older node may skip
+	// it, as it never reads the ids.
+	typeSetUID = IgnoreUnknown | 19
 )
 
 // entryVersion is the first byte of every encoded entry.
@@ -113,13 +125,37 @@ func typeOf(cmd Command) (EntryType, Command) {
 		return typeFinishMigrations, c
 	case *FinishMigrations:
 		return typeFinishMigrations, *c
+	case SetUID:
+		return typeSetUID, c
+	case *SetUID:
+		return typeSetUID, *c
+	case Meet:
+		return typeMeet, c
+	case *Meet:
+		return typeMeet, *c
+	case ClaimSlots:
+		return typeClaimSlots, c
+	case *ClaimSlots:
+		return typeClaimSlots, *c
+	case Replicate:
+		return typeReplicate, c
+	case *Replicate:
+		return typeReplicate, *c
+	case ACLSetUser:
+		return typeACLSetUser, c
+	case ACLDelUsers:
+		return typeACLDelUsers, c
+	case ACLLoad:
+		return typeACLLoad, c
 	}
 	panic(fmt.Sprintf("meta: encode of unknown command %T", cmd))
 }
 
 // Decode parses an entry into a command value (Init, AddNode, RemoveNode,
-// SetReplicas, StartMigration, FinishMigration, AddGroup, SetRebalance or
-// DrainNode; never a pointer). An unknown type gives ErrIgnored if it
+// SetReplicas, StartMigration, FinishMigration, AddGroup, SetRebalance,
+// DrainNode, ReleaseMigration, StartMigrations, FinishMigrations, Meet,
+// ClaimSlots, Replicate, ACLSetUser, ACLDelUsers or ACLLoad; never a
+// pointer). An unknown type gives ErrIgnored if it
 // carries IgnoreUnknown, else ErrUnknownType; anything else that does not
 // parse gives ErrBadEntry.
 func Decode(b []byte) (Command, error) {
@@ -155,6 +191,20 @@ func Decode(b []byte) (Command, error) {
 		return decodeAs[StartMigrations](t, body)
 	case typeFinishMigrations:
 		return decodeAs[FinishMigrations](t, body)
+	case typeSetUID:
+		return decodeAs[SetUID](t, body)
+	case typeMeet:
+		return decodeAs[Meet](t, body)
+	case typeClaimSlots:
+		return decodeAs[ClaimSlots](t, body)
+	case typeReplicate:
+		return decodeAs[Replicate](t, body)
+	case typeACLSetUser:
+		return decodeAs[ACLSetUser](t, body)
+	case typeACLDelUsers:
+		return decodeAs[ACLDelUsers](t, body)
+	case typeACLLoad:
+		return decodeAs[ACLLoad](t, body)
 	}
 	if t&IgnoreUnknown != 0 {
 		return nil, fmt.Errorf("%w: type %#02x", ErrIgnored, byte(t))

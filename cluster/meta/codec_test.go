@@ -30,6 +30,18 @@ func commands() []Command {
 		SetRebalance{On: true},
 		SetRebalance{},
 		DrainNode{ID: "n2"},
+		Init{Manual: true, Nodes: []Node{{ID: "a", Bus: "b", ReplicaOf: "c"}}},
+		Meet{Node: Node{ID: "n9", Client: "h:6379", Bus: "h:16379"}, Ranges: []slots.Range{{Start: 0, End: 5460}}},
+		Meet{Node: Node{ID: "n9", Bus: "h:16379"}},
+		ClaimSlots{Node: "n9", Ranges: []slots.Range{{Start: 7, End: 7}, {Start: 9, End: 100}}},
+		ClaimSlots{Node: "n9"},
+		Replicate{Node: "n9", Master: "n1", Want: 3},
+		ACLSetUser{Name: []byte("u\xff"), Rules: [][]byte{[]byte("on"), []byte(">p\x00w")}, AllChannels: true},
+		ACLSetUser{Name: []byte("default"), Rules: RequirePassRules([]byte("pw")), RequirePass: &[]byte{'p', 'w'}},
+		ACLDelUsers{Names: [][]byte{[]byte("a"), []byte("b")}},
+		ACLLoad{Data: []byte("user x on nopass\n"), File: "/etc/users.acl", AllChannels: true, IfDefault: true},
+		SetUID{ID: "n2", UID: "3f2a"},
+		AddNode{Node: Node{ID: "n5", Bus: "b:1", UID: "9c"}},
 	}
 }
 
@@ -108,7 +120,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"version 2", []byte("\x02\x03{}"), ErrBadEntry},
 		{"type 0", []byte("\x01\x00{}"), ErrUnknownType},
 		{"unknown type", []byte("\x01\x3f{}"), ErrUnknownType},
-		{"first type after the known ones", []byte("\x01\x0d{}"), ErrUnknownType},
+		{"first type after the known ones", []byte("\x01\x10{}"), ErrUnknownType},
 		{"unknown type, empty body", []byte("\x01\x7f"), ErrUnknownType},
 		{"unknown type, may skip", []byte("\x01\x85{}"), ErrIgnored},
 		{"unknown type, may skip, garbage body", []byte("\x01\xff\x00\x01"), ErrIgnored},

@@ -57,6 +57,8 @@ func Apply(m *Map, cmd Command) (*Map, error) {
 type Init struct {
 	Nodes  []Node  `json:"nodes"`
 	Groups []Group `json:"groups"`
+	// Manual creates a map whose slots are placed by hand (manual.go).
+	Manual bool `json:"manual,omitempty"`
 }
 
 func (c Init) apply(m *Map) error {
@@ -71,7 +73,7 @@ func (c Init) apply(m *Map) error {
 	if err != nil {
 		return err
 	}
-	m.Nodes, m.Groups = nodes, groups
+	m.Nodes, m.Groups, m.Manual = nodes, groups, c.Manual
 	return nil
 }
 
@@ -187,7 +189,7 @@ func (c AddNode) apply(m *Map) error {
 	}
 	i, ok := m.nodeIndex(in.ID)
 	if !ok {
-		m.Nodes = slices.Insert(m.Nodes, i, Node{ID: in.ID, Client: in.Client, Bus: in.Bus, State: Active, Incarnation: 1})
+		m.Nodes = slices.Insert(m.Nodes, i, Node{ID: in.ID, Client: in.Client, Bus: in.Bus, State: Active, Incarnation: 1, UID: in.UID})
 		return nil
 	}
 	nd := &m.Nodes[i]
@@ -195,6 +197,7 @@ func (c AddNode) apply(m *Map) error {
 	case nd.State == Removed:
 		nd.State, nd.Drained = Active, false
 		nd.Incarnation++
+		nd.UID = in.UID // a new member: its data directory's
 	case nd.Client == in.Client && nd.Bus == in.Bus:
 		return errUnchanged
 	}

@@ -5,6 +5,11 @@
 // FinishMigration, SetRebalance), their log-entry codec (Encode, Decode)
 // and the raft.FSM that applies them (FSM).
 //
+// Beside the map, the FSM holds the ACL users (ACLState: acl.Users built
+// from the front end's command table, given by SetACLCommands), changed
+// by ACLSetUser, ACLDelUsers and ACLLoad entries and carried in the same
+// snapshot (acl.go, aclstate.go).
+//
 // Every node follows the meta group, so every node holds the same map. To
 // keep it the same, Apply is deterministic: no clock, no randomness, no map
 // iteration; a command that fails fails the same way on every replica and

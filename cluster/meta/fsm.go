@@ -33,6 +33,10 @@ type FSM struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on each change
+
+	applied atomic.Uint64            // the index of the last entry Apply saw
+	aclCur  atomic.Pointer[ACLState] // the user set (aclstate.go)
+	acl     aclFSM
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -44,6 +48,8 @@ func NewFSM(log *slog.Logger) *FSM {
 	}
 	f := &FSM{logger: log.With("group", "meta"), limit: maxSnapshot, changed: make(chan struct{})}
 	f.cur.Store(&Map{})
+	f.aclCur.Store(&ACLState{})
+	f.acl.tableSet, f.acl.changed = make(chan struct{}), make(chan struct{})
 	return f
 }
 
@@ -80,6 +86,7 @@ func (f *FSM) set(m *Map) {
 // decoded, or whose type this binary does not know and may not skip, panics:
 // a replica must stop loudly rather than diverge silently.
 func (f *FSM) Apply(l *raft.Log) any {
+	defer f.applied.Store(l.Index)
 	if l.Type != raft.LogCommand {
 		return nil
 	}
@@ -92,6 +99,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 		msg := fmt.Sprintf("meta: log index %d (term %d), type byte %s: %v", l.Index, l.Term, typeByte(l.Data), err)
 		f.logger.Error("cannot apply log entry", "index", l.Index, "type", typeByte(l.Data), "err", err)
 		panic(msg)
+	}
+	if ac, ok := cmd.(aclCommand); ok {
+		return f.applyACL(l.Index, ac)
 	}
 	old := f.Map()
 	m, err := Apply(old, cmd)
@@ -112,13 +122,22 @@ func typeByte(data []byte) string {
 	return fmt.Sprintf("%#02x", data[1])
 }
 
-// Snapshot holds the current map: it is never modified, so Persist may
-// write it while Apply goes on.
+// Applied is the index of the last log entry applied here (0 before any;
+// a restore leaves it, as Restore is not told the snapshot's index): a
+// proposer waits for it to reach its entry's index before it reads its
+// own change.
+func (f *FSM) Applied() uint64 { return f.applied.Load() }
+
+// Snapshot holds the current map and user set: neither is ever modified,
+// so Persist may write them while Apply goes on.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	return &snapshot{m: f.Map()}, nil
+	return &snapshot{m: f.Map(), acl: f.ACL().snapshot()}, nil
 }
 
-type snapshot struct{ m *Map }
+type snapshot struct {
+	m   *Map
+	acl *aclSnapshot
+}
 
 // Persist writes the version byte, then the map as JSON.
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
@@ -134,7 +153,7 @@ func (s *snapshot) write(w io.Writer) error {
 	if err := bw.WriteByte(snapshotVersion); err != nil {
 		return err
 	}
-	if err := json.NewEncoder(bw).Encode(s.m); err != nil {
+	if err := json.NewEncoder(bw).Encode(snapshotBody{Map: s.m, ACL: s.acl}); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -146,36 +165,42 @@ func (s *snapshot) Release() {}
 // error the map stays as it was.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	m, err := readSnapshot(rc, f.limit)
+	m, users, err := readSnapshot(rc, f.limit)
 	if err != nil {
 		return err
 	}
+	f.restoreACL(users)
 	f.set(m)
 	f.logger.Info("restored the map from a snapshot", "epoch", m.Epoch, "nodes", len(m.Nodes), "groups", len(m.Groups))
 	return nil
 }
 
-func readSnapshot(r io.Reader, limit int64) (*Map, error) {
+// readSnapshot is a snapshot's map and user set (nil in a snapshot of a
+// release before ACL users were replicated).
+func readSnapshot(r io.Reader, limit int64) (*Map, *aclSnapshot, error) {
 	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("meta: read snapshot: %w", err)
+		return nil, nil, fmt.Errorf("meta: read snapshot: %w", err)
 	}
 	switch {
 	case int64(len(b)) > limit:
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrBadSnapshot, limit)
+		return nil, nil, fmt.Errorf("%w: larger than %d bytes", ErrBadSnapshot, limit)
 	case len(b) == 0:
-		return nil, fmt.Errorf("%w: empty", ErrBadSnapshot)
+		return nil, nil, fmt.Errorf("%w: empty", ErrBadSnapshot)
 	case b[0] != snapshotVersion:
-		return nil, fmt.Errorf("%w: format version %d, want %d", ErrBadSnapshot, b[0], snapshotVersion)
+		return nil, nil, fmt.Errorf("%w: format version %d, want %d", ErrBadSnapshot, b[0], snapshotVersion)
 	}
-	m := &Map{}
-	if err := json.Unmarshal(b[1:], m); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+	body := snapshotBody{Map: &Map{}}
+	if err := json.Unmarshal(b[1:], &body); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrBadSnapshot, err)
 	}
-	if err := checkMap(m); err != nil {
-		return nil, err
+	if err := checkMap(body.Map); err != nil {
+		return nil, nil, err
 	}
-	return m, nil
+	if err := checkACLSnapshot(body.ACL); err != nil {
+		return nil, nil, err
+	}
+	return body.Map, body.ACL, nil
 }
 
 // checkMap refuses a map the lookups would get wrong: Node and Migration

@@ -48,7 +48,7 @@ func TestFSMApply(t *testing.T) {
 		{"no-op add", cmdLog(4, AddNode{Node: node("n1")}), nil, false},
 		{"stale set", cmdLog(5, SetReplicas{Group: 1, Replicas: []string{"n4"}, Expect: []string{"n3", "n2", "n1"}}), ErrStale, false},
 		{"set", cmdLog(6, SetReplicas{Group: 1, Replicas: []string{"n4"}, Expect: []string{"n1", "n2", "n3"}}), nil, true},
-		{"skippable unknown type", &raft.Log{Index: 7, Type: raft.LogCommand, Data: []byte("\x01\x90{}")}, nil, false},
+		{"skippable unknown type", &raft.Log{Index: 7, Type: raft.LogCommand, Data: []byte("\x01\xfe{}")}, nil, false},
 		{"remove", cmdLog(8, RemoveNode{ID: "n4"}), nil, true},
 		{"remove again", cmdLog(9, RemoveNode{ID: "n4"}), ErrNodeRemoved, false},
 		{"start migration", cmdLog(10, StartMigration{Slot: 0, From: 1, To: 2}), nil, true},

@@ -34,6 +34,14 @@ type Node struct {
 	// Drained: removed after an operator drained it (DrainNode), not
 	// because it was down: its process leaves rather than rejoining.
 	Drained bool `json:"drained,omitempty"`
+	// ReplicaOf is the node this one was told to replicate (CLUSTER
+	// REPLICATE, in a Manual map): CLUSTER NODES shows it as that node's
+	// replica while it leads no slots.
+	ReplicaOf string `json:"replica_of,omitempty"`
+	// UID identifies the node's data directory (cluster/identity.go): a
+	// node that comes back under this id with another one lost its data
+	// and is a new member. "" until known.
+	UID string `json:"uid,omitempty"`
 }
 
 // Group is one slot group: the slots it owns and the nodes replicating it.
@@ -64,6 +72,9 @@ type Map struct {
 	Rebalance bool `json:"rebalance,omitempty"`
 	// Moved counts the migrations ever finished, for progress reports.
 	Moved uint64 `json:"moved,omitempty"`
+	// Manual: slots are placed by hand (a cluster formed with CLUSTER MEET,
+	// manual.go): placement adds no groups and moves no slots on its own.
+	Manual bool `json:"manual,omitempty"`
 }
 
 // Initialized reports whether the map has been created (Init applied).
@@ -158,7 +169,7 @@ func (m *Map) Clone() *Map {
 		return &Map{}
 	}
 	c := &Map{Epoch: m.Epoch, Nodes: slices.Clone(m.Nodes), Groups: make([]Group, len(m.Groups)),
-		Migrations: slices.Clone(m.Migrations), Rebalance: m.Rebalance, Moved: m.Moved}
+		Migrations: slices.Clone(m.Migrations), Rebalance: m.Rebalance, Moved: m.Moved, Manual: m.Manual}
 	for i, g := range m.Groups {
 		g.Ranges = slices.Clone(g.Ranges)
 		g.Replicas = slices.Clone(g.Replicas)

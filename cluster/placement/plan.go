@@ -31,6 +31,9 @@ type Input struct {
 	// MaxMigrations caps the slot migrations recorded in the map at once
 	// while slots are balanced; <=0 means 16.
 	MaxMigrations int
+	// UIDs are the data directory ids alive nodes announce in gossip
+	// (missing or "": not announced, as by an older release).
+	UIDs map[string]string
 }
 
 // Plan returns the commands to propose now, in order. It plans at most one
@@ -44,6 +47,7 @@ func Plan(in Input) []meta.Command {
 		return nil
 	}
 	p := newPlanner(in)
+	p.checkIdentities()
 	p.addJoiners()
 	p.removeDead()
 	if in.Replicas < 1 {
@@ -106,6 +110,25 @@ func (p *planner) propose(cmd meta.Command) bool {
 // setReplicas proposes a new replica list for g, expecting its current one.
 func (p *planner) setReplicas(g meta.Group, replicas []string) bool {
 	return p.propose(meta.SetReplicas{Group: g.ID, Replicas: replicas, Expect: slices.Clone(g.Replicas)})
+}
+
+// Rule 0: a member that announces another data directory id than the map
+// records lost its data (a new volume, a wiped disk): its old incarnation
+// is removed at once (its replicas are replaced, and it comes back as a
+// joiner, a new member, at the next plan); a member whose id the map does
+// not know yet gets it recorded.
+func (p *planner) checkIdentities() {
+	for _, nd := range p.m.ActiveNodes() {
+		uid := p.in.UIDs[nd.ID]
+		switch {
+		case uid == "" || uid == nd.UID:
+		case nd.UID == "":
+			p.propose(meta.SetUID{ID: nd.ID, UID: uid})
+		case len(p.m.ActiveNodes()) > 1:
+			p.propose(meta.RemoveNode{ID: nd.ID})
+			delete(p.alive, nd.ID) // not a member until it is added again
+		}
+	}
 }
 
 // Rule 1: admit every joiner.

@@ -394,3 +394,37 @@ func sweep(t *testing.T, start, added, groups, killed int) {
 	c.converge(t)
 	checkBalanced(t, c.m)
 }
+
+// TestPlanIdentities: a member that announces another data directory id
+// than the map's is removed at once (its replicas are then replaced); one
+// whose id the map lacks gets it recorded; an unannounced id changes
+// nothing.
+func TestPlanIdentities(t *testing.T) {
+	three := mkMap("a b c", "a b c", "b c a", "c a b")
+	withUIDs := func(uids map[string]string) *meta.Map {
+		m := three
+		for id, u := range uids {
+			var err error
+			if m, err = meta.Apply(m, meta.SetUID{ID: id, UID: u}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return m
+	}
+	known := withUIDs(map[string]string{"a": "ua", "b": "ub", "c": "uc"})
+	runPlan(t, []planCase{
+		{"ids recorded", with(input(three, "a b c"), func(in *Input) { in.UIDs = map[string]string{"a": "ua", "b": "ub"} }),
+			[]meta.Command{meta.SetUID{ID: "a", UID: "ua"}, meta.SetUID{ID: "b", UID: "ub"}}},
+		{"same ids", with(input(known, "a b c"), func(in *Input) { in.UIDs = map[string]string{"a": "ua", "b": "ub", "c": "uc"} }), nil},
+		{"not announced", with(input(known, "a b c"), func(in *Input) { in.UIDs = map[string]string{"a": "ua"} }), nil},
+	})
+	got := Plan(with(input(known, "a b c"), func(in *Input) { in.UIDs = map[string]string{"a": "ua", "b": "new", "c": "uc"} }))
+	if len(got) == 0 || !reflect.DeepEqual(got[0], meta.RemoveNode{ID: "b"}) {
+		t.Fatalf("b came back with another data directory: plan %s, want RemoveNode(b) first", show(got))
+	}
+	for _, cmd := range got[1:] {
+		if sr, ok := cmd.(meta.SetReplicas); ok && slices.Contains(sr.Replicas, "b") {
+			t.Errorf("b is given a replica right after its removal: %s", show(got))
+		}
+	}
+}

@@ -16,6 +16,18 @@
 // that nodes of earlier releases and this one form working groups during
 // a rolling upgrade.
 //
+// With Config.Secret (the cluster secret), every connection, whatever its
+// group, first runs a mutual HMAC challenge-response proving the secret,
+// then TLS 1.3 between per-process keys pinned by that handshake; only
+// then comes the header (auth.go, auth_tls.go). A failed handshake closes
+// the connection, is counted (Mux.AuthFailures) and logged at WARN, rate
+// limited per remote host and reason (auth_refusals.go). With Config.TLS (the
+// operator's CA and this node's certificate, auth_pki.go) the TLS is
+// between those certificates, each of which must name its node's id: the
+// id an accepted connection's header claims, and the id the cluster map
+// places at a dialled address (Config.PeerID). Without either, anyone who
+// reaches the bus port is a member.
+//
 // A Mux whose listener is bound to a specific IP dials from that IP, so
 // every connection between two nodes runs between their bus addresses.
 //

@@ -13,6 +13,10 @@ var magic = [4]byte{'S', 'R', 'B', '1'}
 // ControlGroup is the reserved group id of the control protocol.
 const ControlGroup uint32 = 0
 
+// tlsHandshakeRecord is the first byte of a TLS connection (a handshake
+// record; the second is the major version, 3).
+const tlsHandshakeRecord = 0x16
+
 // maxIDLen bounds the node id carried in a header.
 const maxIDLen = 255
 
@@ -41,7 +45,14 @@ func readHeader(r io.Reader) (header, error) {
 	if _, err := io.ReadFull(r, fixed[:]); err != nil {
 		return header{}, err
 	}
-	if [4]byte(fixed[:4]) != magic {
+	// A dialler with a secret or bus TLS, when this node has neither, is
+	// named: both sides' operators should hear of it.
+	switch m := [4]byte(fixed[:4]); {
+	case m == authMagic:
+		return header{}, ErrNoLocalSecret
+	case m[0] == tlsHandshakeRecord && m[1] == 3:
+		return header{}, ErrNoLocalTLS
+	case m != magic:
 		return header{}, errBadHeader
 	}
 	h := header{group: binary.BigEndian.Uint32(fixed[4:8])}

@@ -22,6 +22,17 @@ type Config struct {
 	HeaderTimeout time.Duration // deadline for reading a header (default 5 s)
 	Control       ControlFunc   // answers control queries (nil: every group unknown)
 	Handler       RPCHandler    // answers node-to-node calls (nil: every call fails)
+	// Secret, if set (at least MinSecretLen bytes), must be proven by both
+	// ends of every bus connection before anything else, which then runs
+	// encrypted (auth.go). Without it, anyone who reaches the port is a
+	// member.
+	Secret Secret
+	// TLS, if set, is the operator's PKI for the bus (auth_pki.go): every
+	// connection is TLS 1.3 between certificates of its CA that name the
+	// nodes' ids. PeerID maps a dialled bus address to the node id
+	// expected there ("" when unknown: any certificate of the CA).
+	TLS    *BusTLS
+	PeerID func(addr string) string
 }
 
 // ErrClosed is returned after the Mux or a Stream is closed.
@@ -39,6 +50,9 @@ type Mux struct {
 	conns   map[net.Conn]struct{} // every live conn: handshaking, accepted, dialled
 	rpcPool map[string][]*rpcConn // idle dialled rpc connections by address
 	gossip  *GossipTransport      // set by Gossip
+
+	auth     *authenticator // nil without a secret or bus TLS
+	refusals *refusals
 }
 
 // New starts serving cfg.Listener.
@@ -59,12 +73,18 @@ func New(cfg Config) (*Mux, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	m := &Mux{
-		cfg:     cfg,
-		log:     cfg.Logger.With("component", "bus"),
-		done:    make(chan struct{}),
-		streams: make(map[uint32]*Stream),
-		conns:   make(map[net.Conn]struct{}),
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "bus"),
+		done:     make(chan struct{}),
+		streams:  make(map[uint32]*Stream),
+		conns:    make(map[net.Conn]struct{}),
+		refusals: newRefusals(),
 	}
+	auth, err := newAuthenticator(cfg.Secret, cfg.TLS, cfg.LocalID)
+	if err != nil {
+		return nil, err
+	}
+	m.auth = auth
 	cfg.Faults.register(cfg.Listener.Addr().String(), cfg.LocalID)
 	cfg.Faults.register(cfg.Advertise, cfg.LocalID)
 	m.wg.Add(1)
@@ -168,19 +188,19 @@ func (m *Mux) acceptLoop() {
 	}
 }
 
-// handshake reads the header of an accepted conn and routes it.
+// handshake authenticates an accepted conn (with a secret or bus TLS),
+// reads its header and routes it.
 func (m *Mux) handshake(raw net.Conn) {
 	defer m.wg.Done()
-	_ = raw.SetReadDeadline(time.Now().Add(m.cfg.HeaderTimeout))
-	h, err := readHeader(raw)
+	_ = raw.SetDeadline(time.Now().Add(m.cfg.HeaderTimeout))
+	sc, h, err := m.acceptHeader(raw)
 	m.untrack(raw)
 	if err != nil {
-		m.log.Debug("bus: dropping connection", "remote", raw.RemoteAddr().String(), "err", err)
-		_ = raw.Close()
+		m.dropAccepted(raw, err)
 		return
 	}
-	_ = raw.SetReadDeadline(time.Time{})
-	c, err := m.wrap(raw, h.from, h.group, true)
+	_ = sc.SetDeadline(time.Time{})
+	c, err := m.wrap(sc, h.from, h.group, true)
 	if err != nil {
 		return
 	}
@@ -211,6 +231,50 @@ func (m *Mux) handshake(raw net.Conn) {
 		m.log.Warn("bus: group not accepting connections", "group", h.group)
 		m.refuse(c)
 	}
+}
+
+// acceptHeader runs the secret's handshake and TLS, if configured, then
+// reads the header (and, with a PKI, checks that the certificate names the
+// node id it claims); it returns the connection the header came on.
+func (m *Mux) acceptHeader(raw net.Conn) (net.Conn, header, error) {
+	c := raw
+	if m.auth != nil {
+		var err error
+		if c, err = m.auth.acceptSide(raw); err != nil {
+			return nil, header{}, err
+		}
+	}
+	h, err := readHeader(c)
+	if err != nil {
+		return nil, header{}, handshakeErr(err)
+	}
+	if tc, ok := c.(*tlsConn); ok {
+		if err := m.auth.checkPeerID(tc, h.from); err != nil {
+			return nil, header{}, err
+		}
+	}
+	return c, h, nil
+}
+
+// dropAccepted closes an accepted connection whose handshake failed. A
+// failure of the secret's handshake or TLS, or a peer with a secret or TLS
+// knocking on a node without, is a refusal: counted and logged at WARN.
+// Other bad headers (nothing configured here) stay at debug, as before.
+//
+// The refusal is counted before the connection is closed, so that a peer
+// that sees the hang-up also sees the count.
+func (m *Mux) dropAccepted(raw net.Conn, err error) {
+	defer raw.Close()
+	select {
+	case <-m.done:
+		return // closed under it by Close
+	default:
+	}
+	if m.auth != nil || errors.Is(err, ErrNoLocalSecret) || errors.Is(err, ErrNoLocalTLS) {
+		m.refusals.note(m.log, raw.RemoteAddr(), true, err)
+		return
+	}
+	m.log.Debug("bus: dropping connection", "remote", raw.RemoteAddr().String(), "err", err)
 }
 
 // refuse closes a connection for a group no stream serves, saying so first
@@ -265,6 +329,9 @@ func (m *Mux) dial(addr string, group uint32, timeout time.Duration) (*conn, err
 	if err != nil {
 		return nil, err
 	}
+	if raw, err = m.secureDialled(raw, addr, timeout); err != nil {
+		return nil, fmt.Errorf("bus handshake: %w", err)
+	}
 	c, err := m.wrap(raw, remote, group, false)
 	if err != nil {
 		return nil, err
@@ -277,6 +344,42 @@ func (m *Mux) dial(addr string, group uint32, timeout time.Duration) (*conn, err
 		return nil, err
 	}
 	_ = c.SetWriteDeadline(time.Time{})
+	return c, nil
+}
+
+// secureDialled runs the secret's handshake and TLS, if configured, on a
+// dialled raw connection to addr, within timeout (the header timeout if
+// none); the connection is tracked meanwhile so that Close interrupts it.
+// On error raw is closed and the refusal counted and logged.
+func (m *Mux) secureDialled(raw net.Conn, addr string, timeout time.Duration) (net.Conn, error) {
+	if m.auth == nil {
+		return raw, nil
+	}
+	if !m.track(raw) {
+		_ = raw.Close()
+		return nil, ErrClosed
+	}
+	defer m.untrack(raw)
+	if timeout <= 0 {
+		timeout = m.cfg.HeaderTimeout
+	}
+	_ = raw.SetDeadline(time.Now().Add(timeout))
+	wantID := ""
+	if m.cfg.PeerID != nil {
+		wantID = m.cfg.PeerID(addr)
+	}
+	c, err := m.auth.dialSide(raw, wantID)
+	if err != nil {
+		_ = raw.Close()
+		select {
+		case <-m.done:
+			return nil, ErrClosed
+		default:
+		}
+		m.refusals.note(m.log, raw.RemoteAddr(), false, err)
+		return nil, err
+	}
+	_ = c.SetDeadline(time.Time{})
 	return c, nil
 }
 

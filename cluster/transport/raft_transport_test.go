@@ -40,7 +40,8 @@ func snapshotData(n int64) []byte { return bytes.Repeat([]byte("snap"), int(n/4)
 
 func mixedPairs() map[string]pairFunc {
 	return map[string]pairFunc{
-		"new to new": newPair,
+		"new to new":                        newPair,
+		"new to new, with a cluster secret": secretPair,
 		"new to msgpack": func(t *testing.T) transportPair {
 			a, b := newMux(t, "a", nil, nil), newMux(t, "b", nil, nil)
 			return transportPair{client: raftTransport(t, a), server: netTransport(t, b, 1), addr: raft.ServerAddress(b.Addr().String()), a: a, b: b}
@@ -261,18 +262,23 @@ func TestPipelineFailsOnCutLink(t *testing.T) {
 }
 
 // BenchmarkAppendEntries: one AppendEntries of 64 entries of 100 bytes,
-// sent and answered over loopback, by each transport.
+// sent and answered over loopback, by each transport, and by this one
+// over a bus with a cluster secret (TLS).
 func BenchmarkAppendEntries(b *testing.B) {
 	req := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ID: []byte("a"), Addr: []byte("a:1")}, Term: 5, PrevLogEntry: 1, LeaderCommitIndex: 1}
 	for i := range 64 {
 		req.Entries = append(req.Entries, &raft.Log{Index: uint64(i + 2), Term: 5, Data: bytes.Repeat([]byte{'x'}, 100), AppendedAt: time.Now()})
 	}
-	for _, kind := range []string{"new", "msgpack"} {
+	for _, kind := range []string{"new", "msgpack", "new+secret"} {
 		b.Run(kind, func(b *testing.B) {
 			a, s := newMux(b, "a", nil, nil), newMux(b, "b", nil, nil)
+			if kind == "new+secret" {
+				a, _ = secretMux(b, "a", secretA, 5*time.Second)
+				s, _ = secretMux(b, "b", secretA, 5*time.Second)
+			}
 			o := TransportOptions{MaxPool: 3, Timeout: 10 * time.Second, Logger: hclog.NewNullLogger()}
 			var client, server raft.Transport
-			if kind == "new" {
+			if kind != "msgpack" {
 				client, server = newRaftTransport(stream(b, a, 1), o), newRaftTransport(stream(b, s, 1), o)
 			} else {
 				client, server = newNetworkTransport(stream(b, a, 1), o), newNetworkTransport(stream(b, s, 1), o)

@@ -248,12 +248,18 @@ func TestRaftTransport(t *testing.T) {
 }
 
 func TestCloseLeavesNoGoroutines(t *testing.T) {
+	for _, mode := range busModes {
+		t.Run(mode.name, func(t *testing.T) { closeLeavesNoGoroutines(t, mode.secret) })
+	}
+}
+
+func closeLeavesNoGoroutines(t *testing.T, secret Secret) {
 	before := runtime.NumGoroutine()
-	a, err := New(Config{Listener: listen(t), LocalID: "a"})
+	a, err := New(Config{Listener: listen(t), LocalID: "a", Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(Config{Listener: listen(t), LocalID: "b"})
+	b, err := New(Config{Listener: listen(t), LocalID: "b", Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
