@@ -15,7 +15,8 @@ import (
 //     others join;
 //   - --bootstrap-expect N: wait until gossip sees N nodes, then the one
 //     with the smallest id bootstraps the meta group with those N;
-//   - --join only: bootstrap nothing, wait to be added by the meta leader.
+//   - --join only: bootstrap nothing, wait to be added by the meta leader;
+//   - --meet: bootstrap nothing until CLUSTER MEET (meet.go).
 // Whoever bootstraps also proposes the initial map once it leads the meta
 // group (controller.go). Raft refuses a second bootstrap of a data dir with
 // state, so a restarted node never bootstraps twice.
@@ -28,7 +29,7 @@ const bootstrapExpectPoll = 250 * time.Millisecond
 // now.
 func (n *Node) bootPlan() ([]Peer, *meta.Init) {
 	c := n.cfg
-	if c.BootstrapExpect > 0 || (len(c.Join) > 0 && !c.Bootstrap) {
+	if c.Meet || c.BootstrapExpect > 0 || (len(c.Join) > 0 && !c.Bootstrap) {
 		return nil, nil
 	}
 	return c.Peers, staticInit(c.Peers, c.Groups, c.Replicas)
@@ -40,6 +41,12 @@ func (n *Node) bootstrapExpectLoop() {
 	for {
 		if n.meta.raft.LastIndex() > 0 {
 			return // bootstrapped by another node, or restarted
+		}
+		if by, ok := n.gossip.memberSeen(); ok {
+			// A cluster exists (this node is new to it, or lost its data):
+			// wait to be added to it, never create a second one.
+			n.log.Info("bootstrap-expect: a cluster exists, waiting to be added to it", "member", by)
+			return
 		}
 		alive := n.gossip.alivePeers()
 		slices.SortFunc(alive, func(a, b Peer) int { return strings.Compare(a.ID, b.ID) })

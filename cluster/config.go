@@ -48,8 +48,12 @@ type Config struct {
 	// Join is set (the first pod of a StatefulSet). Never repeated: a node
 	// with Raft state on disk does not bootstrap.
 	Bootstrap bool
-	Groups    int // slot groups created at bootstrap, default 3
-	Replicas  int // replicas per group, default 3
+	// Meet starts the node as a Redis Cluster node starts: alone, without
+	// slots and without a cluster, until CLUSTER MEET joins it to another
+	// node (meet.go). Excludes the other start modes.
+	Meet     bool
+	Groups   int // slot groups created at bootstrap, default 3
+	Replicas int // replicas per group, default 3
 	// GroupsPerNode makes the placement controller create slot groups as
 	// nodes join, up to this many per active node, and spread the slots
 	// over them; 0 keeps the number of groups the cluster started with.
@@ -62,6 +66,17 @@ type Config struct {
 	// controller replaces its replicas; default 30 s.
 	DeadAfter time.Duration
 	Logger    *slog.Logger
+	// ClusterSecret, if set (at least transport.MinSecretLen bytes), is
+	// proven by both ends of every bus connection, which then runs
+	// encrypted: a process without it cannot join, gossip, vote, propose
+	// or import (docs/security.md). Nil leaves the bus open to anyone who
+	// reaches its port.
+	ClusterSecret transport.Secret
+	// BusTLS, if set, makes every bus connection TLS 1.3 between
+	// certificates of the operator's CA that name the nodes' ids
+	// (docs/security.md); with ClusterSecret too, the secret is proven
+	// first.
+	BusTLS *transport.BusTLS
 
 	// Raft timing; zero takes hashicorp/raft's production defaults.
 	RaftHeartbeat, RaftElection, RaftLeaderLease, RaftCommit time.Duration
@@ -80,6 +95,9 @@ type Config struct {
 	// GossipFast shortens gossip's probe intervals (tests): a dead node is
 	// noticed in about a second instead of memberlist's LAN defaults.
 	GossipFast bool
+	// FrontEnds are announced in gossip from the start (frontends.go), so
+	// a restarted node never shows the others a moment without them.
+	FrontEnds FrontEnds
 }
 
 const busPortOffset = 10000
@@ -105,6 +123,9 @@ func (c Config) withDefaults() (Config, Peer, error) {
 	default:
 		return c, Peer{}, fmt.Errorf("cluster: config: log store %q: want %s, %s or %s", c.LogStore, LogStorePebble, LogStoreBolt, LogStoreWAL)
 	}
+	if c.ClusterSecret != nil && len(c.ClusterSecret) < transport.MinSecretLen {
+		return c, Peer{}, fmt.Errorf("cluster: config: cluster secret of %d bytes: want at least %d", len(c.ClusterSecret), transport.MinSecretLen)
+	}
 	if c.Groups > 1024 {
 		return c, Peer{}, fmt.Errorf("cluster: config: %d groups is too many", c.Groups)
 	}
@@ -124,6 +145,9 @@ func (c Config) withDefaults() (Config, Peer, error) {
 	}
 	if c.BootstrapExpect < 0 || (c.BootstrapExpect > 0 && (c.Bootstrap || len(c.Peers) > 1)) {
 		return c, Peer{}, errors.New("cluster: config: bootstrap-expect excludes bootstrap and a peer list")
+	}
+	if c.Meet && (c.Bootstrap || c.BootstrapExpect > 0 || len(c.Peers) > 1 || len(c.Join) > 0) {
+		return c, Peer{}, errors.New("cluster: config: meet excludes the other start modes (bootstrap, bootstrap-expect, peers, join)")
 	}
 	if len(c.Peers) == 0 {
 		c.Peers = []Peer{self}

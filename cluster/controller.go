@@ -119,11 +119,15 @@ func (c *controller) observe(m *meta.Map) placement.Input {
 		Alive: map[string]bool{}, DownFor: map[string]time.Duration{},
 		Groups: targetGroups(m, n.cfg.GroupsPerNode), MaxMigrations: maxMigrations,
 	}
+	if m.Manual {
+		in.Groups = 0 // slots placed by hand: no group is added for a joiner (meet.go)
+	}
 	now := time.Now()
+	in.UIDs = n.gossip.uids()
 	for _, p := range n.gossip.alivePeers() {
 		in.Alive[p.ID] = true
 		if !m.IsActive(p.ID) && !c.leaving(m, p.ID, now) {
-			in.Joiners = append(in.Joiners, meta.Node{ID: p.ID, Client: p.ClientAddr, Bus: p.BusAddr})
+			in.Joiners = append(in.Joiners, meta.Node{ID: p.ID, Client: p.ClientAddr, Bus: p.BusAddr, UID: in.UIDs[p.ID]})
 		}
 	}
 	in.Alive[n.self.ID] = true

@@ -27,7 +27,14 @@
 // What the front end needs of the bus is here too, behind plain methods:
 // forwarding published messages to every node (forward.go), applying a
 // FUNCTION change to every group (function_fanout.go), keyspace events
-// (notify.go). testing.go starts in-process nodes for tests of this
+// (notify.go), the front ends' addresses announced in gossip
+// (frontends.go) and a node's report on itself (report.go) for the
+// Sentinel facades, and each hosted group's stats for operators (group_stats.go:
+// Raft's indexes plus the apply, log append and snapshot timings that
+// raftmetrics.go records around what raft is given), the recent events it
+// observed (events.go: leader changes, gossip states, map changes, in a
+// bounded ring) and its operator HTTP address announced in gossip (for
+// the dashboard). testing.go starts in-process nodes for tests of this
 // package and of the front end.
 //
 // Imports (ours): cluster/transport, cluster/meta, cluster/placement, fsm,

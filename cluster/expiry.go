@@ -15,15 +15,10 @@ import (
 // whose deadline has passed, as EntryExpire log entries, so every replica
 // deletes the same keys at the same log position.
 
-const (
-	expireEvery   = 100 * time.Millisecond
-	expireBatch   = 200
-	expireRounds  = 4 // full batches proposed per tick at most
-	expireTimeout = 5 * time.Second
-)
+const expireTimeout = 5 * time.Second
 
 func (g *Group) expiryLoop() {
-	t := time.NewTicker(expireEvery)
+	t := time.NewTimer(g.node.Expiry().period())
 	defer t.Stop()
 	for {
 		select {
@@ -31,29 +26,34 @@ func (g *Group) expiryLoop() {
 			return
 		case <-t.C:
 		}
-		g.expireCycle()
+		g.expireCycle(g.node.Expiry())
+		t.Reset(g.node.Expiry().period()) // hz may have changed
 	}
 }
 
-// expireCycle is one tick of active expiry on a group led here: up to
-// expireRounds full batches; more expired keys left after them is
-// Redis's time cap reached (expired_time_cap_reached_count).
-func (g *Group) expireCycle() {
+// expireCycle is one tick of active expiry on a group led here: batches
+// of expired keys while the last one was full, up to the cycle's rounds
+// and time; more expired keys left then is Redis's time cap reached
+// (expired_time_cap_reached_count).
+func (g *Group) expireCycle(c ExpiryConfig) {
 	if !g.IsLeader() || g.node.expiryPaused() {
 		return
 	}
+	start := time.Now()
+	batch, rounds, budget := c.batch(), c.rounds(), c.budget()
 	found, volatile := 0, 0
-	for round := range expireRounds {
-		n, v := g.expireOnce()
+	for round := range rounds {
+		n, v := g.expireOnce(batch)
 		found += n
 		if round == 0 {
 			volatile = v
 		}
-		if n < expireBatch {
+		if n < batch {
 			break
 		}
-		if round == expireRounds-1 {
+		if round == rounds-1 || time.Since(start) > budget {
 			g.node.expiry.capReached.Add(1)
+			break
 		}
 		if !g.IsLeader() || g.node.expiryPaused() {
 			break
@@ -62,9 +62,9 @@ func (g *Group) expireCycle() {
 	g.node.expiry.noteCycle(found, volatile)
 }
 
-// expireOnce proposes one batch of expired keys; it returns the batch
-// size and how many keys of the group have a deadline.
-func (g *Group) expireOnce() (int, int) {
+// expireOnce proposes one batch of up to batch expired keys; it returns
+// how many it proposed and how many keys of the group have a deadline.
+func (g *Group) expireOnce(batch int) (int, int) {
 	st := g.fsm.State()
 	start := time.Now()
 	now := max(start.UnixMilli(), st.LastNow())
@@ -72,7 +72,7 @@ func (g *Group) expireOnce() (int, int) {
 	volatile := 0
 	st.View(func(s store.Reader) {
 		volatile = s.ExpiringLen()
-		for _, k := range s.Expired(now, expireBatch) {
+		for _, k := range s.Expired(now, batch) {
 			keys = append(keys, bytes.Clone(k))
 		}
 	})

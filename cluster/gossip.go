@@ -35,6 +35,23 @@ const (
 type gossipMeta struct {
 	Client string `json:"c"`
 	Bus    string `json:"b"`
+	// Member: the node has cluster state (a meta group log). A node that
+	// starts with an empty data dir and sees one never bootstraps a
+	// cluster of its own beside it (bootstrap.go). Nodes of earlier
+	// releases do not send it.
+	Member bool `json:"m,omitempty"`
+	// TLS is the node's client TLS port (tls-port), 0 without one.
+	TLS int `json:"t,omitempty"`
+	// UID is the node's data directory id (identity.go).
+	UID string `json:"u,omitempty"`
+	// Sentinel and Proxy are the node's front ends' addresses
+	// (frontends.go), omitted without them.
+	Sentinel string `json:"s,omitempty"`
+	Proxy    string `json:"p,omitempty"`
+	// HTTP is the node's operator HTTP address (--http: metrics, the
+	// dashboard), "" without one; the dashboard of any node gathers every
+	// node's figures from it. Nodes of earlier releases ignore it.
+	HTTP string `json:"h,omitempty"`
 }
 
 // gossip is this node's memberlist and what it learnt.
@@ -46,6 +63,12 @@ type gossip struct {
 	state map[string]GossipState
 	since map[string]time.Time  // when the state last changed
 	meta  map[string]gossipMeta // what each node announced (copied in the events)
+
+	// announcing serialises announce: memberlist's UpdateNode reads the
+	// metadata, then takes the next incarnation, so two at once could give
+	// the older metadata the newer incarnation, which every node then
+	// keeps (a proxy set right after the facade was never heard of).
+	announcing sync.Mutex
 }
 
 // gossipLeaveTimeout bounds how long a closing node tells others it leaves.
@@ -126,7 +149,7 @@ func (gs *gossip) missing() []string {
 		}
 	}
 	if len(listed) <= 1 || !gs.n.Map().IsActive(gs.n.self.ID) {
-		seeds = append(seeds, resolveSeeds(gs.n.ctx, gs.n.cfg.Join)...)
+		seeds = append(seeds, resolveSeeds(gs.n.ctx, append(gs.n.meetSeeds(), gs.n.cfg.Join...))...)
 	}
 	return seeds
 }
@@ -218,6 +241,9 @@ func (gs *gossip) set(name string, st GossipState) {
 	if gs.state[name] != st {
 		gs.state[name], gs.since[name] = st, time.Now()
 		gs.n.log.Info("gossip: node state", "peer", name, "state", string(st))
+		if name != gs.n.self.ID {
+			gs.n.noteGossip(name, st)
+		}
 	}
 }
 
@@ -245,12 +271,113 @@ func (gs *gossip) NotifyLeave(m *memberlist.Node) {
 }
 
 // NodeMeta makes gossip a memberlist.Delegate: it carries the addresses.
+// Metadata over memberlist's limit (512 bytes) would be dropped whole, so
+// the front ends' addresses, which only the Sentinel facade reads, go
+// first (long host names).
 func (gs *gossip) NodeMeta(limit int) []byte {
-	b, _ := json.Marshal(gossipMeta{Client: gs.n.self.ClientAddr, Bus: gs.n.self.BusAddr})
+	fe := gs.n.ownFrontEnds()
+	gm := gossipMeta{Client: gs.n.self.ClientAddr, Bus: gs.n.self.BusAddr, Member: gs.n.hasClusterState(),
+		TLS: int(gs.n.tlsPort.Load()), UID: gs.n.uid, Sentinel: fe.Sentinel, Proxy: fe.Proxy,
+		HTTP: gs.n.HTTPAddr(gs.n.self.ID)}
+	b, _ := json.Marshal(gm)
+	if len(b) > limit && (fe.Sentinel != "" || fe.Proxy != "") {
+		gs.n.log.Warn("gossip: front-end addresses left out of the node's metadata: over memberlist's size limit",
+			"sentinel", fe.Sentinel, "proxy", fe.Proxy, "limit", limit)
+		gm.Sentinel, gm.Proxy = "", ""
+		b, _ = json.Marshal(gm)
+	}
 	if len(b) > limit {
 		return nil
 	}
 	return b
+}
+
+// announce sends this node's gossip metadata again (it became a member).
+func (gs *gossip) announce() {
+	gs.announcing.Lock()
+	defer gs.announcing.Unlock()
+	if err := gs.ml.UpdateNode(gossipLeaveTimeout); err != nil {
+		gs.n.log.Debug("gossip: announcing membership", "err", err)
+	}
+}
+
+// SetTLSPort announces this node's client TLS port (0: none) to the
+// others, which name it in the redirects they send TLS clients.
+func (n *Node) SetTLSPort(port int) {
+	if n.tlsPort.Swap(int64(port)) != int64(port) && n.gossip != nil {
+		n.goBackground(n.gossip.announce)
+	}
+}
+
+// TLSPort is node id's client TLS port as it announced it, 0 if none.
+func (n *Node) TLSPort(id string) int {
+	if id == n.self.ID {
+		return int(n.tlsPort.Load())
+	}
+	if n.gossip == nil {
+		return 0
+	}
+	n.gossip.mu.Lock()
+	defer n.gossip.mu.Unlock()
+	return n.gossip.meta[id].TLS
+}
+
+// SetHTTPAddr announces this node's operator HTTP address (host:port
+// that the other nodes can dial; "" for none) in gossip.
+func (n *Node) SetHTTPAddr(addr string) {
+	if old := n.httpAddr.Swap(&addr); (old == nil || *old != addr) && n.gossip != nil {
+		n.goBackground(n.gossip.announce)
+	}
+}
+
+// HTTPAddr is node id's operator HTTP address as it announced it, "" if
+// none (or not heard of).
+func (n *Node) HTTPAddr(id string) string {
+	if id == n.self.ID {
+		if p := n.httpAddr.Load(); p != nil {
+			return *p
+		}
+		return ""
+	}
+	if n.gossip == nil {
+		return ""
+	}
+	n.gossip.mu.Lock()
+	defer n.gossip.mu.Unlock()
+	return n.gossip.meta[id].HTTP
+}
+
+// uids are the data directory ids the alive nodes announce, this
+// node's included.
+func (gs *gossip) uids() map[string]string {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	out := map[string]string{gs.n.self.ID: gs.n.uid}
+	for id, st := range gs.state {
+		if st == GossipAlive && gs.meta[id].UID != "" {
+			out[id] = gs.meta[id].UID
+		}
+	}
+	return out
+}
+
+// memberSeen is an alive peer that says it has cluster state, if any.
+func (gs *gossip) memberSeen() (string, bool) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	for _, id := range slices.Sorted(maps.Keys(gs.state)) {
+		if gs.state[id] == GossipAlive && gs.meta[id].Member && id != gs.n.self.ID {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// hasClusterState reports whether this node's meta group has a log: it was
+// bootstrapped or has received the cluster's.
+func (n *Node) hasClusterState() bool {
+	mg := n.meta
+	return mg != nil && mg.raft != nil && mg.raft.LastIndex() > 0
 }
 
 func (gs *gossip) NotifyMsg([]byte)                           {}

@@ -179,6 +179,7 @@ func (g *Group) open(boot []Peer) error {
 	g.fsm.SetCountHook(n.countApplied)                    // expired_keys, rdb_changes_since_last_save
 	g.fsm.SetTrackHook(g.trackingOn, g.trackKeys)         // client-side caching (tracking.go)
 	g.fsm.SetAccessHook(n.accessSettings)                 // access metadata (eviction.go)
+	g.fsm.SetUserParser(n.parseScriptUser)                // scripts' calls checked as their caller (script_user.go)
 	// the node's record of running scripts (busy_scripts.go)
 	g.fsm.SetScriptHook(func(r fsm.ScriptRun) func() { return n.scripts.start(g.id, r) })
 	var bootFn func(*raft.Raft) error
@@ -199,7 +200,7 @@ func (g *Group) open(boot []Peer) error {
 
 // start runs the hosted group's goroutines.
 func (g *Group) start() {
-	for _, fn := range []func(){g.proposeLoop, g.respondLoop, g.readLoop, g.expiryLoop, g.spreadLoop, g.blockLoop, g.memberLoop, g.moveLoop} {
+	for _, fn := range []func(){g.proposeLoop, g.respondLoop, g.readLoop, g.expiryLoop, g.spreadLoop, g.blockLoop, g.memberLoop, g.moveLoop, g.leaderWatch} {
 		g.wg.Add(1)
 		if !g.node.goBackground(func() { defer g.wg.Done(); fn() }) {
 			g.wg.Done()

@@ -29,13 +29,19 @@ func (n *Node) RequestLeave() { n.leaveOnce.Do(func() { close(n.leaveReq) }) }
 // LeaveRequested is closed when RequestLeave was called.
 func (n *Node) LeaveRequested() <-chan struct{} { return n.leaveReq }
 
-// Leave hands off every leadership, then waits until the node is no longer
-// needed for any group's quorum. It returns an error when ctx ends first;
-// the caller stops the node anyway.
-func (n *Node) Leave(ctx context.Context) error {
+// Leave hands off every leadership, then waits up to wait (Redis's
+// shutdown-timeout; 0: not at all) until the node is no longer needed for
+// any group's quorum. It returns an error when ctx or the wait ends
+// first; the caller stops the node anyway.
+func (n *Node) Leave(ctx context.Context, wait time.Duration) error {
 	if err := n.HandOff(ctx); err != nil {
 		return err
 	}
+	if wait <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	for {
 		needed := n.neededBy(ctx)
 		if len(needed) == 0 {

@@ -52,8 +52,11 @@ func (n *Node) openMeta() error {
 	mg := &metaGroup{fsm: meta.NewFSM(log)}
 	servers, init := n.bootPlan()
 	var boot func(*raft.Raft) error
-	if len(servers) > 0 {
-		boot = func(r *raft.Raft) error { return r.BootstrapCluster(metaServers(servers)).Error() }
+	if conf := metaServers(servers); votes(conf, n.self.ID) {
+		// Only voters bootstrap: Raft refuses a bootstrap by a non-voter
+		// (a static cluster of more than metaVoters nodes), which gets the
+		// configuration from the leader like a joining node.
+		boot = func(r *raft.Raft) error { return r.BootstrapCluster(conf).Error() }
 	}
 	h, err := n.openRaft(filepath.Join(n.cfg.DataDir, "meta"), MetaGroupID, mg.fsm, log, boot)
 	if err != nil {
@@ -79,6 +82,13 @@ func metaServers(nodes []Peer) raft.Configuration {
 		c.Servers = append(c.Servers, s)
 	}
 	return c
+}
+
+// votes reports whether id is a voter of conf.
+func votes(conf raft.Configuration, id string) bool {
+	return slices.ContainsFunc(conf.Servers, func(s raft.Server) bool {
+		return s.ID == raft.ServerID(id) && s.Suffrage == raft.Voter
+	})
 }
 
 // staticInit is the map a cluster starts with: groups slot groups (ids 1…),
@@ -110,14 +120,20 @@ func (mg *metaGroup) isLeader() bool { return mg.raft.State() == raft.Leader }
 // resp.ErrOutcomeUnknown: the change may yet apply. A change the map
 // refuses (a stale Expect…) is that error.
 func (mg *metaGroup) propose(cmd meta.Command) error {
+	_, err := mg.proposeAt(cmd)
+	return err
+}
+
+// proposeAt is propose, also reporting the entry's log index.
+func (mg *metaGroup) proposeAt(cmd meta.Command) (uint64, error) {
 	f := mg.raft.Apply(meta.Encode(cmd), metaApplyTimeout)
 	if err := f.Error(); err != nil {
-		return applyError(err)
+		return 0, applyError(err)
 	}
 	if err, ok := f.Response().(error); ok {
-		return err
+		return f.Index(), err
 	}
-	return nil
+	return f.Index(), nil
 }
 
 // ProposeMeta applies cmd to the cluster map through the meta group's
@@ -132,14 +148,21 @@ func (mg *metaGroup) propose(cmd meta.Command) error {
 // then reports as a failure what may have succeeded.) An error the meta
 // leader answered a forwarded change with comes back as its text.
 func (n *Node) ProposeMeta(ctx context.Context, cmd meta.Command) error {
+	_, err := n.proposeMetaAt(ctx, cmd)
+	return err
+}
+
+// proposeMetaAt is ProposeMeta, also reporting the entry's log index (0
+// when a node of the previous release led and did not say).
+func (n *Node) proposeMetaAt(ctx context.Context, cmd meta.Command) (uint64, error) {
 	for {
-		err := n.proposeMetaOnce(ctx, cmd)
+		index, err := n.proposeMetaOnce(ctx, cmd)
 		if !errors.Is(err, errMetaRetry) {
-			return err
+			return index, err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w (%w)", ctx.Err(), err)
+			return 0, fmt.Errorf("%w (%w)", ctx.Err(), err)
 		case <-time.After(metaRetry):
 		}
 	}
@@ -155,20 +178,23 @@ var errMetaRetry = errors.New("meta leader changing")
 // one-byte payload; success is an empty one).
 const metaNotLeader = 1
 
-func (n *Node) proposeMetaOnce(ctx context.Context, cmd meta.Command) error {
+func (n *Node) proposeMetaOnce(ctx context.Context, cmd meta.Command) (uint64, error) {
 	if n.meta.isLeader() {
-		err := n.meta.propose(cmd)
+		index, err := n.meta.proposeAt(cmd)
 		if errors.Is(err, ErrNotLeader) {
-			return fmt.Errorf("%w: %w", errMetaRetry, err)
+			return 0, fmt.Errorf("%w: %w", errMetaRetry, err)
 		}
-		return err
+		return index, err
 	}
 	addr, _ := n.meta.raft.LeaderWithID()
 	if addr == "" {
-		return fmt.Errorf("%w: %w", errMetaRetry, ErrMetaNoLeader)
+		return 0, fmt.Errorf("%w: %w", errMetaRetry, ErrMetaNoLeader)
 	}
 	out, err := n.mux.Call(ctx, string(addr), svcMeta, meta.Encode(cmd))
-	return forwardedMetaOutcome(string(addr), out, err)
+	if err = forwardedMetaOutcome(string(addr), out, err); err != nil || len(out) != 8 {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(out), nil
 }
 
 // forwardedMetaOutcome is how a change forwarded to the meta leader at addr
@@ -196,11 +222,16 @@ func (n *Node) serveMeta(_ context.Context, _ string, payload []byte) ([]byte, e
 	if !n.meta.isLeader() {
 		return []byte{metaNotLeader}, nil
 	}
-	err = n.meta.propose(cmd)
-	if errors.Is(err, ErrNotLeader) { // never proposed: the caller asks again
+	index, err := n.meta.proposeAt(cmd)
+	switch {
+	case errors.Is(err, ErrNotLeader): // never proposed: the caller asks again
 		return []byte{metaNotLeader}, nil
+	case err != nil:
+		return nil, err
 	}
-	return nil, err
+	// Success answers the entry's index (the previous release answered
+	// nothing), so the caller can wait until its own replica applied it.
+	return binary.BigEndian.AppendUint64(nil, index), nil
 }
 
 // metaReadTimeout bounds asking the meta leader for the current epoch.

@@ -77,3 +77,28 @@ func TestForwardedMetaOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestStaticBeyondMetaVoters: a static cluster of more nodes than the meta
+// group has voters starts on every node: the nodes past metaVoters do not
+// bootstrap (Raft refuses a non-voter's bootstrap: they failed to start
+// with "node is not a voter") but follow the meta group as non-voters.
+func TestStaticBeyondMetaVoters(t *testing.T) {
+	c := NewTestCluster(t, metaVoters+1, 3) // NewTestCluster waits for every node's map
+	last := c.Nodes[metaVoters]
+	cf := last.meta.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		t.Fatal(err)
+	}
+	voters := 0
+	for _, s := range cf.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			voters++
+		}
+		if s.ID == raft.ServerID(last.self.ID) && s.Suffrage != raft.Nonvoter {
+			t.Errorf("%s is a %v of the meta group, want a non-voter", s.ID, s.Suffrage)
+		}
+	}
+	if voters != metaVoters {
+		t.Errorf("%d meta voters, want %d", voters, metaVoters)
+	}
+}

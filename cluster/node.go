@@ -37,8 +37,18 @@ type Node struct {
 	// expiryPausedUntil: until this Unix time in ns, no group led here
 	// proposes active expiry (CLIENT PAUSE, expiry.go).
 	expiryPausedUntil atomic.Int64
+	expiryCfg         atomic.Pointer[ExpiryConfig] // hz and effort (expiry_config.go)
 	// ready: the map is known and the hosted groups are open.
 	ready atomic.Bool
+	uid   string // the data directory's id (identity.go)
+	// tlsPort is the client TLS port this node announces in gossip (0:
+	// none), which other nodes name in redirects for TLS clients.
+	tlsPort atomic.Int64
+	// frontEnds: the Sentinel facade and proxy addresses announced in
+	// gossip (frontends.go); nil until set.
+	frontEnds   atomic.Pointer[FrontEnds]
+	frontEndsMu sync.Mutex    // serialises changes of frontEnds
+	reports     reportHandler // what this node reports on itself (report.go)
 	// stateMu serialises map reconciliation against Close's shutdown.
 	stateMu     sync.Mutex
 	removedSeen uint64 // incarnation whose removal was logged (reconcile.go)
@@ -64,8 +74,15 @@ type Node struct {
 	tracking keyTracking    // client-side caching's touched keys (tracking.go)
 	evict    *evictor       // maxmemory and eviction (eviction.go)
 	expiry   expiryStats    // INFO's expired_* counters (expiry.go)
+	lazyfree lazyFreeStats  // INFO's lazyfreed_objects (lazyfree.go)
 	saves    saveState      // SAVE / BGSAVE: snapshots of every hosted group (save.go)
 	scripts  busyScripts    // the scripts running here (busy_scripts.go)
+	meeting  meetState      // CLUSTER MEET and an unmet node's claimed slots (meet.go)
+	settings groupSettings  // the CONFIG values the groups led here take (group_settings.go)
+	// monitoring: the front end has MONITOR clients (notify.go).
+	monitoring atomic.Bool
+	events     eventRing              // what this node observed recently (events.go)
+	httpAddr   atomic.Pointer[string] // operator HTTP address announced in gossip (gossip.go)
 
 	// raftlog is the node-wide Raft log store (raftstore.go); nil when no
 	// group uses it.
@@ -89,8 +106,10 @@ func NewNode(cfg Config) (*Node, error) {
 		leaveReq: make(chan struct{}),
 		finishc:  make(chan finishReq),
 		evict:    newEvictor(),
+		settings: groupSettings{wake: make(chan struct{}, 1)},
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.frontEnds.Store(&cfg.FrontEnds)
 	n.saves.last = time.Now()
 	n.ms.Store(emptyState(self))
 	n.rpc.handle(svcStatus, n.serveStatus)
@@ -98,6 +117,7 @@ func NewNode(cfg Config) (*Node, error) {
 	n.rpc.handle(svcFunction, n.serveFunctionRPC) // FUNCTION changes for groups led here (function_fanout.go)
 	n.fwd = newForwarder(n)
 	n.rpc.handle(svcPublish, n.fwd.serveRPC) // messages published on other nodes (forward.go)
+	n.rpc.handle(svcReport, n.serveReport)   // the front end's report on itself (report.go)
 	ln := cfg.BusListener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.BusBind); err != nil {
@@ -108,6 +128,7 @@ func NewNode(cfg Config) (*Node, error) {
 	n.mux, err = transport.New(transport.Config{
 		Listener: ln, LocalID: self.ID, Advertise: self.BusAddr,
 		Faults: cfg.Faults, Logger: n.log, Control: n.control, Handler: n.rpc.serve,
+		Secret: cfg.ClusterSecret, TLS: cfg.BusTLS, PeerID: n.busPeerID,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -118,12 +139,23 @@ func NewNode(cfg Config) (*Node, error) {
 		_ = n.Close()
 		return nil, fmt.Errorf("cluster: raft log store: %w", err)
 	}
+	if n.uid, err = loadUID(cfg.DataDir); err != nil {
+		_ = n.Close()
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
 	if err := n.openMeta(); err != nil {
 		_ = n.Close()
 		return nil, fmt.Errorf("cluster: meta group: %w", err)
 	}
 	n.rpc.handle(svcMeta, n.serveMeta) // only now: it reads n.meta
 	n.rpc.handle(svcMetaEpoch, n.serveMetaEpoch)
+	if cfg.Meet {
+		if err := n.loadClaims(); err != nil {
+			_ = n.Close()
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+	}
+	n.rpc.handle(svcMeet, n.serveMeet)
 	if err := n.startGossip(); err != nil {
 		_ = n.Close()
 		return nil, err
@@ -133,9 +165,13 @@ func NewNode(cfg Config) (*Node, error) {
 	}
 	n.reconcile() // from the map on disk, so a restarted node serves at once
 	n.goBackground(n.reconcileLoop)
+	n.goBackground(func() { // meta leader changes, for the events (events.go)
+		watchLeaders(n.ctx, n.meta.raft, func(leader string) { n.noteLeader(MetaGroupID, leader, n.meta.raft.CurrentTerm()) })
+	})
 	n.goBackground(n.controlLoop)
 	n.goBackground(n.finishLoop)
 	n.goBackground(n.evictLoop)
+	n.goBackground(n.settingsLoop)
 	return n, nil
 }
 

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/slotraft/slotraft/cluster/transport"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
 	"github.com/slotraft/slotraft/store"
@@ -118,8 +120,23 @@ func TestNodeBasics(t *testing.T) {
 	})
 }
 
+// TestFailoverAndRestart runs without a cluster secret and with one (every
+// Raft RPC, snapshot install, gossip and call over the authenticated,
+// encrypted bus; the restarted node has a new TLS key).
 func TestFailoverAndRestart(t *testing.T) {
-	c := NewTestCluster(t, 3, 3)
+	for _, mode := range busModes {
+		t.Run(mode.name, func(t *testing.T) { failoverAndRestart(t, newTestClusterWith(t, 3, 3, "", mode.secret)) })
+	}
+}
+
+// busModes are the buses a test cluster runs on: without a cluster secret,
+// and with one.
+var busModes = []struct {
+	name   string
+	secret transport.Secret
+}{{"plain", nil}, {"secret", transport.Secret(strings.Repeat("k", transport.MinSecretLen))}}
+
+func failoverAndRestart(t *testing.T, c *TestCluster) {
 	c.LeadersSpread()
 	keys := map[string]string{}
 	for gid := uint32(1); gid <= 3; gid++ {

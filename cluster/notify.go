@@ -51,8 +51,16 @@ func (g *Group) notifyClasses() fsm.NotifyClass {
 	if r := g.raftReady.Load(); r == nil || r.State() != raft.Leader {
 		return 0
 	}
-	return g.node.keyspace.classes().Collected() | fsm.NotifyCount
+	classes := g.node.keyspace.classes().Collected() | fsm.NotifyCount
+	if g.node.monitoring.Load() {
+		classes |= fsm.NotifyMonitor
+	}
+	return classes
 }
+
+// SetMonitoring says whether the front end has MONITOR clients: the
+// groups led here then keep the commands their scripts call.
+func (n *Node) SetMonitoring(on bool) { n.monitoring.Store(on) }
 
 // publishEvents hands an entry's events to the front end, from inside
 // Apply.

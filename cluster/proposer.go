@@ -50,6 +50,7 @@ type proposal struct {
 	cmds   [][][]byte
 	entry  *fsm.Entry // non-nil: a special entry (expire), proposed alone
 	origin uint64     // the caller's tag (WithOrigin, tracking.go); 0 for none
+	user   []byte     // whom its scripts call commands as (WithScriptUser); nil: unchecked
 	size   int
 	state  atomic.Int32
 	done   chan proposeResult // buffered 1; exactly one send
@@ -89,7 +90,9 @@ func (g *Group) Propose(ctx context.Context, cmds [][][]byte) ([]fsm.Outcome, er
 			size += len(a) + 8
 		}
 	}
-	return g.submit(ctx, &proposal{cmds: cmds, size: size, origin: originFrom(ctx), done: make(chan proposeResult, 1)})
+	user := scriptUserFrom(ctx)
+	size += len(user)
+	return g.submit(ctx, &proposal{cmds: cmds, size: size, origin: originFrom(ctx), user: user, done: make(chan proposeResult, 1)})
 }
 
 // proposeEntry proposes a special entry (expiry, settings, slot migration)
@@ -169,7 +172,7 @@ func (g *Group) collect(batch []*proposal) ([]*proposal, *proposal) {
 	for ncmds < maxBatchCmds && size < maxBatchBytes {
 		select {
 		case p := <-g.propc:
-			if p.entry != nil || ncmds+len(p.cmds) > maxBatchCmds || size+p.size > maxBatchBytes {
+			if p.entry != nil || !sameUser(p.user, batch[0].user) || ncmds+len(p.cmds) > maxBatchCmds || size+p.size > maxBatchBytes {
 				return batch, p
 			}
 			batch = append(batch, p)
@@ -212,7 +215,7 @@ func (g *Group) applyBatch(batch []*proposal) {
 		failAll(live, ErrNotLeader)
 		return
 	}
-	e := fsm.Entry{Type: fsm.EntryCommands}
+	e := fsm.Entry{Type: fsm.EntryCommands, User: live[0].user}
 	if live[0].entry != nil {
 		e = *live[0].entry
 	} else {

@@ -27,6 +27,7 @@ type raftHandle struct {
 	log      raft.LogStore         // the group's log store, under raft's LogCache
 	closeLog func() error          // nil when the log is stable's
 	planted  *writeBackLogs        // only in builds with -tags plantbug_ack
+	metrics  *raftMetrics          // timings of the FSM, the log store, snapshots (raftmetrics.go)
 	existing bool                  // the data dir held Raft state when it was opened
 }
 
@@ -50,7 +51,8 @@ func (n *Node) openRaft(dir string, id uint32, f raft.FSM, log *slog.Logger, boo
 		h.planted = newWriteBackLogs(h.log, log)
 		store = h.planted
 	}
-	logs, err := raft.NewLogCache(logCacheSize, store)
+	h.metrics = &raftMetrics{}
+	logs, err := raft.NewLogCache(logCacheSize, timedLogs{LogStore: store, m: h.metrics})
 	if err != nil {
 		return fail(err)
 	}
@@ -58,7 +60,8 @@ func (n *Node) openRaft(dir string, id uint32, f raft.FSM, log *slog.Logger, boo
 	if err != nil {
 		return fail(fmt.Errorf("snapshot store: %w", err))
 	}
-	if h.existing, err = raft.HasExistingState(logs, h.stable, snaps); err != nil {
+	timedSnaps := timedSnapshots{SnapshotStore: snaps, m: h.metrics}
+	if h.existing, err = raft.HasExistingState(logs, h.stable, timedSnaps); err != nil {
 		return fail(err)
 	}
 	rc := n.cfg.raftConfig()
@@ -69,7 +72,7 @@ func (n *Node) openRaft(dir string, id uint32, f raft.FSM, log *slog.Logger, boo
 	if err != nil {
 		return fail(err)
 	}
-	if h.raft, err = raft.NewRaft(rc, f, logs, h.stable, snaps, trans); err != nil {
+	if h.raft, err = raft.NewRaft(rc, timedFSM{FSM: f, m: h.metrics}, logs, h.stable, timedSnaps, trans); err != nil {
 		_ = trans.Close()
 		return fail(err)
 	}

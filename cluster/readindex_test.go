@@ -12,9 +12,16 @@ import (
 
 // TestPartitionedLeader cuts group 1's leader off from both peers: it must
 // neither serve reads nor acknowledge writes, the majority elects a new
-// leader, and after healing no acknowledged write is lost.
+// leader, and after healing no acknowledged write is lost; without a
+// cluster secret and with one (the cut closes TLS connections, the heal
+// makes new ones).
 func TestPartitionedLeader(t *testing.T) {
-	c := NewTestCluster(t, 3, 3)
+	for _, mode := range busModes {
+		t.Run(mode.name, func(t *testing.T) { partitionedLeader(t, newTestClusterWith(t, 3, 3, "", mode.secret)) })
+	}
+}
+
+func partitionedLeader(t *testing.T, c *TestCluster) {
 	c.LeadersSpread()
 	acked := map[string]string{}
 	for gid := uint32(1); gid <= 3; gid++ {

@@ -50,6 +50,10 @@ func (n *Node) reconcile() {
 		n.removedSeen = nd.Incarnation
 		n.noteRemoved(m, nd)
 	}
+	if n.staleIdentity(m) {
+		n.log.Warn("the cluster map knows this node by another data directory (this one is new: the node lost its data); it hosts no group until it is added again as a new member",
+			"uid", n.uid, "epoch", m.Epoch)
+	}
 	peers, byID := peersOf(m, n.self)
 	next := &mapState{m: m, peers: peers, byID: byID, slot: make([]*Group, slots.Count), replaced: make(chan struct{})}
 	kept := map[uint32]bool{}
@@ -70,7 +74,10 @@ func (n *Node) reconcile() {
 	}
 	n.ms.Store(next)
 	close(old.replaced)
-	n.ready.Store(m.Initialized())
+	n.noteMapChange(old.m, m)
+	if ready := m.Initialized(); !n.ready.Swap(ready) && ready && n.gossip != nil {
+		n.goBackground(n.gossip.announce) // now a member: tell gossip (bootstrap.go)
+	}
 }
 
 // noteRemoved reacts to this node's removal from the map: a node drained
@@ -89,7 +96,8 @@ func (n *Node) noteRemoved(m *meta.Map, nd meta.Node) {
 // reconcileGroup is the group object for mg in the next state.
 func (n *Node) reconcileGroup(old, next *mapState, mg meta.Group) *Group {
 	lay := layoutOf(mg, next.byID)
-	want := slices.Contains(mg.Replicas, n.self.ID)
+	// Not under another data directory's identity (identity.go).
+	want := slices.Contains(mg.Replicas, n.self.ID) && !n.staleIdentity(next.m)
 	g := old.groupByID(mg.ID)
 	switch {
 	case g != nil && g.local == want:

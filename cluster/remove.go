@@ -21,7 +21,10 @@ func (n *Node) RemoveNode(ctx context.Context, id string) (draining bool, err er
 	m := n.Map()
 	alive := map[string]bool{}
 	for pid, st := range n.GossipStates() {
-		alive[pid] = st == GossipAlive
+		// A suspect node is most likely alive (a slow answer on a loaded
+		// machine): drain it rather than remove it at once; a dead one is
+		// dead or left.
+		alive[pid] = st == GossipAlive || st == GossipSuspect
 	}
 	alive[n.self.ID] = true
 	g, needed := quorumNeeds(m, id, alive)

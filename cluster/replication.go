@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Replication progress of the groups led here, for the front end's ROLE
@@ -39,4 +40,26 @@ func (g *Group) Followers(ctx context.Context) []FollowerProgress {
 	}
 	wg.Wait()
 	return out
+}
+
+// ElectionTimeout is how long the groups' followers wait for a silent
+// leader before they elect another (the Sentinel facade's
+// down-after-milliseconds).
+func (n *Node) ElectionTimeout() time.Duration { return n.cfg.raftConfig().ElectionTimeout }
+
+// KnownTerm is g's Raft term: this replica's, or, for a group not hosted
+// here, the first replica's that answers (0 if none does).
+func (g *Group) KnownTerm(ctx context.Context) uint64 {
+	if g.Local() {
+		return g.raft.CurrentTerm()
+	}
+	for _, p := range g.layout().replicas {
+		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+		st, err := g.node.mux.Query(qctx, p.BusAddr, g.id)
+		cancel()
+		if err == nil && st.Term > 0 {
+			return st.Term
+		}
+	}
+	return 0
 }

@@ -20,6 +20,8 @@ const (
 	svcEntry transport.Service = 6 // an internal entry for a group led by the callee (groupentry.go)
 
 	svcMetaEpoch transport.Service = 7 // the current map's epoch, from the meta leader (metagroup.go)
+	svcMeet      transport.Service = 8 // CLUSTER MEET between two nodes (meet.go)
+	svcReport    transport.Service = 9 // the callee's report on itself, for the Sentinel facade (report.go)
 )
 
 // rpcFunc answers one call from node from.

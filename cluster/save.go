@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/slotraft/slotraft/fsm"
 )
 
 // SAVE and BGSAVE on a slotraft node: a Raft snapshot of every group this
@@ -42,10 +44,13 @@ type saveState struct {
 }
 
 // countApplied is the groups' count hook (fsm.SetCountHook), called in
-// Apply on a group's leader: expired keys and writes applied.
-func (n *Node) countApplied(expired, changes int) {
-	n.expiry.expired.Add(int64(expired))
-	n.saves.changes.Add(int64(changes))
+// Apply on a group's leader: expired keys, writes applied, values freed.
+func (n *Node) countApplied(c fsm.Counts) {
+	n.expiry.expired.Add(int64(c.Expired))
+	n.saves.changes.Add(int64(c.Changes))
+	if !c.Freed.IsZero() {
+		n.lazyfree.add(c.Freed)
+	}
 }
 
 // SaveStatus is what INFO persistence and LASTSAVE show of the saves.

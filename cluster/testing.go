@@ -46,6 +46,8 @@ type TestCluster struct {
 	replicas int
 	// LogStore is the nodes' Config.LogStore from their next (re)start.
 	LogStore string
+	secret   transport.Secret // the nodes' Config.ClusterSecret
+	groups   int              // slot groups at bootstrap
 }
 
 func NewTestCluster(t testing.TB, size, replicas int) *TestCluster {
@@ -53,10 +55,30 @@ func NewTestCluster(t testing.TB, size, replicas int) *TestCluster {
 	return newTestClusterLog(t, size, replicas, "")
 }
 
+// NewTestClusterGroups is NewTestCluster with groups slot groups instead
+// of 3 (1: the Sentinel shape, every slot in one group).
+func NewTestClusterGroups(t testing.TB, size, replicas, groups int) *TestCluster {
+	t.Helper()
+	return newTestCluster(t, size, replicas, groups, "", nil)
+}
+
 // newTestClusterLog is NewTestCluster whose nodes start with LogStore logStore.
 func newTestClusterLog(t testing.TB, size, replicas int, logStore string) *TestCluster {
 	t.Helper()
-	c := &TestCluster{t: t, Faults: transport.NewFaults(), Nodes: make([]*Node, size), replicas: replicas, LogStore: logStore}
+	return newTestClusterWith(t, size, replicas, logStore, nil)
+}
+
+// newTestClusterWith is NewTestCluster whose nodes start with LogStore
+// logStore and cluster secret secret (nil: none).
+func newTestClusterWith(t testing.TB, size, replicas int, logStore string, secret transport.Secret) *TestCluster {
+	t.Helper()
+	return newTestCluster(t, size, replicas, 3, logStore, secret)
+}
+
+func newTestCluster(t testing.TB, size, replicas, groups int, logStore string, secret transport.Secret) *TestCluster {
+	t.Helper()
+	c := &TestCluster{t: t, Faults: transport.NewFaults(), Nodes: make([]*Node, size), replicas: replicas,
+		LogStore: logStore, secret: secret, groups: groups}
 	lns := make([]net.Listener, size)
 	for i := range size {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -97,8 +119,8 @@ func grp(n *Node, gid uint32) *Group {
 
 func (c *TestCluster) config(i int, ln net.Listener) Config {
 	return Config{
-		ID: c.Peers[i].ID, DataDir: c.Dirs[i], Peers: c.Peers, Groups: 3, Replicas: c.replicas, LogStore: c.LogStore,
-		Logger: TestLogger(), BusListener: ln, Faults: c.Faults,
+		ID: c.Peers[i].ID, DataDir: c.Dirs[i], Peers: c.Peers, Groups: c.groups, Replicas: c.replicas, LogStore: c.LogStore,
+		Logger: TestLogger(), BusListener: ln, Faults: c.Faults, ClusterSecret: c.secret,
 		RaftHeartbeat: TestHeartbeat, RaftElection: TestElection, RaftLeaderLease: TestLease, RaftCommit: TestCommit,
 		SnapshotThreshold: 64, SnapshotInterval: 500 * time.Millisecond, TrailingLogs: 32,
 	}
@@ -292,8 +314,8 @@ func KeySlot(k string) uint16 { return slots.Of([]byte(k)) }
 // LeadersSpread waits until each group is led by its preferred replica.
 func (c *TestCluster) LeadersSpread() {
 	c.t.Helper()
-	PollUntil(c.t, "one leader per node", func() bool {
-		for gid := uint32(1); gid <= 3; gid++ {
+	PollUntil(c.t, "every group led by its preferred leader", func() bool {
+		for gid := uint32(1); gid <= uint32(c.groups); gid++ {
 			g0 := grp(c.Nodes[0], gid)
 			if g0 == nil {
 				return false
