@@ -1,12 +1,6 @@
 package server
 
 import (
-	"errors"
-	"net"
-	"sync"
-	"sync/atomic"
-	"time"
-
 	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
@@ -16,10 +10,6 @@ import (
 // (fsm.OutcomeBlocked) waits here for its end, which the node's waiter
 // registry hands over (cluster.Group.ClaimWaiter). While it waits, the connection
 // is read ahead to notice the client going away.
-
-// maxWatchStash bounds the bytes read ahead from a blocked client before
-// watching stops.
-const maxWatchStash = 1 << 20
 
 // waitBlocked waits for the outcome of a command of c that blocked
 // as waiter id in group g: served, timed out, sent elsewhere, dropped by a
@@ -48,7 +38,7 @@ func (s *Server) waitBlocked(c *client, g *cluster.Group, id fsm.WaiterID) fsm.O
 	}
 	if c != nil && c.watch != nil {
 		var stop func()
-		gone, stop = c.watch.watch()
+		gone, stop = c.watch.Watch()
 		defer stop()
 	}
 	asError := false
@@ -84,71 +74,4 @@ func unblockedOutcome(o fsm.Outcome, asError bool) fsm.Outcome {
 		return fsm.Replied(resp.Err(errUnblocked))
 	}
 	return o
-}
-
-// watchConn is a client connection that can be read ahead while its handler
-// waits for a blocked command, to notice the client going away: what it
-// reads is kept and returned to the handler's reader afterwards.
-type watchConn struct {
-	net.Conn
-	mu    sync.Mutex
-	stash []byte
-	err   error
-	idle  time.Duration // > 0: each read from the socket must bring bytes within it (timeout); the connection's goroutine only
-}
-
-func (w *watchConn) Read(p []byte) (int, error) {
-	w.mu.Lock()
-	if len(w.stash) > 0 {
-		n := copy(p, w.stash)
-		w.stash = w.stash[n:]
-		w.mu.Unlock()
-		return n, nil
-	}
-	if w.err != nil {
-		err := w.err
-		w.mu.Unlock()
-		return 0, err
-	}
-	w.mu.Unlock()
-	if w.idle > 0 {
-		_ = w.Conn.SetReadDeadline(time.Now().Add(w.idle))
-	}
-	return w.Conn.Read(p)
-}
-
-// watch reads ahead until stop is called; gone is closed if the client
-// closes the connection (or it fails) meanwhile. Reading ahead stops, and
-// with it the watch, once maxWatchStash bytes are kept.
-func (w *watchConn) watch() (gone <-chan struct{}, stop func()) {
-	goneC := make(chan struct{})
-	exited := make(chan struct{})
-	var stopping atomic.Bool
-	go func() {
-		defer close(exited)
-		buf := make([]byte, 4096)
-		for {
-			n, err := w.Conn.Read(buf)
-			w.mu.Lock()
-			w.stash = append(w.stash, buf[:n]...)
-			full := len(w.stash) >= maxWatchStash
-			if err != nil {
-				var ne net.Error
-				if !(stopping.Load() && errors.As(err, &ne) && ne.Timeout()) {
-					w.err = err
-					close(goneC)
-				}
-			}
-			w.mu.Unlock()
-			if err != nil || full {
-				return
-			}
-		}
-	}()
-	return goneC, func() {
-		stopping.Store(true)
-		_ = w.Conn.SetReadDeadline(time.Now())
-		<-exited
-		_ = w.Conn.SetReadDeadline(time.Time{})
-	}
 }

@@ -125,8 +125,11 @@ func serveLeader(t testing.TB, c *cluster.TestCluster, gid uint32) (int, string)
 }
 
 // serveServer serves srv on a fresh port and returns its address.
-func serveServer(t testing.TB, srv *Server) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func serveServer(t testing.TB, srv *Server) string { return serveOn(t, srv, "127.0.0.1:0") }
+
+// serveOn serves srv on a new listener at addr; its address.
+func serveOn(t testing.TB, srv *Server, addr string) string {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,11 @@ func busyError(function bool) error {
 // cmdKill is SCRIPT KILL (function false) and FUNCTION KILL.
 func cmdKill(function bool) nodeHandler {
 	return func(s *Server, _ *client, _ [][]byte) resp.Value {
-		switch s.n.KillScripts(function, s.busyThreshold()) {
+		res := s.n.KillScripts(function, s.busyThreshold())
+		if !function && s.debugs.endAll(true, "", false) > 0 && res == cluster.KillNotBusy {
+			res = cluster.KillDone // Lua debugging sessions end too (script_debug.go)
+		}
+		switch res {
 		case cluster.KillDone:
 			return resp.OK()
 		case cluster.KillUnkillable:

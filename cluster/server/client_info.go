@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/fsm"
 )
 
@@ -64,6 +65,14 @@ func (c *client) publish() {
 	c.mu.Unlock()
 }
 
+// publishWritten updates what publish showed of the output buffer once
+// the connection goroutine wrote it.
+func (c *client) publishWritten() {
+	c.mu.Lock()
+	c.pub.rbs, c.pub.obl = cap(c.conn.out), len(c.conn.out)
+	c.mu.Unlock()
+}
+
 // argvLen is the bytes of a command's arguments (Redis's argv_len_sum).
 func argvLen(args [][]byte) int {
 	n := 0
@@ -90,8 +99,8 @@ func (s *Server) setBlocked(c *client, k blockKind) {
 
 // flagsLocked are the flags of CLIENT LIST in Redis's order (O P x b t R B
 // d c u A U r e T, N when none); those of replicas and Unix sockets never
-// apply here. c.mu is held.
-func (c *client) flagsLocked() string {
+// apply here. dirty: a watched key changed (d). c.mu is held.
+func (c *client) flagsLocked(dirty bool) string {
 	var f []byte
 	if c.monitoring {
 		f = append(f, 'O')
@@ -106,6 +115,9 @@ func (c *client) flagsLocked() string {
 		f = append(f, 'b')
 	}
 	f = c.trackFlags(f) // t R B (tracking_cmd.go)
+	if dirty {
+		f = append(f, 'd')
+	}
 	if c.pub.closing {
 		f = append(f, 'c')
 	}
@@ -124,10 +136,37 @@ func (c *client) flagsLocked() string {
 	return string(f)
 }
 
+// watchesChanged reports whether a watched key of ws changed since WATCH,
+// as Redis's CLIENT_DIRTY_CAS says (EXEC would fail): read on this node's
+// replica of each key's group; a group not hosted here (the slot moved)
+// counts as changed.
+func (s *Server) watchesChanged(ws []fsm.Watch) bool {
+	seen := map[uint32]bool{}
+	for _, w := range ws {
+		if seen[w.Group] {
+			continue
+		}
+		seen[w.Group] = true
+		g, ok := s.n.Group(w.Group)
+		if !ok || !g.Local() {
+			return true
+		}
+		hold := false
+		if err := g.ReadStale(func(st fsm.Reader) { hold = st.WatchesHold(cluster.ReadNow(st), ws) }); err != nil || !hold {
+			return true
+		}
+	}
+	return false
+}
+
 // info renders the client as one CLIENT LIST / CLIENT INFO line, with
 // Redis 7.2's fields in its order. fd is -1 (Go owns the sockets);
 // tot-mem adds up the buffers and arguments measured here.
-func (c *client) info(now time.Time) string {
+func (c *client) info(now time.Time, changed func([]fsm.Watch) bool) string {
+	c.mu.Lock()
+	ws := c.pub.watches
+	c.mu.Unlock()
+	dirty := len(ws) > 0 && changed(ws) // reads the groups: not under c.mu
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var subs [numKinds]int64
@@ -159,7 +198,7 @@ func (c *client) info(now time.Time) string {
 	field("name", c.name)
 	num("age", int64(now.Sub(c.created)/time.Second))
 	num("idle", int64(now.Sub(c.lastAt)/time.Second))
-	field("flags", c.flagsLocked())
+	field("flags", c.flagsLocked(dirty))
 	num("db", 0)
 	num("sub", subs[kindChannel])
 	num("psub", subs[kindPattern])
@@ -174,7 +213,7 @@ func (c *client) info(now time.Time) string {
 	}
 	field("events", "r")
 	field("cmd", c.lastCmd)
-	field("user", "default")
+	field("user", c.acl.name)
 	num("redir", c.redirField())
 	num("resp", int64(c.proto))
 	field("lib-name", c.libName)

@@ -78,12 +78,7 @@ func (f *killFilter) option(opt, val []byte) *resp.Error {
 	case resp.EqualFold(opt, "laddr"):
 		f.laddr = &v
 	case resp.EqualFold(opt, "user"):
-		// Only the default user exists (no ACL users yet); names are
-		// case-sensitive, as ACLGetUserByName.
-		if v != "default" {
-			return resp.Errorf("ERR No such user '%s'", val)
-		}
-		f.user = &v
+		f.user = &v // cmdClientKill checks that it exists
 	case resp.EqualFold(opt, "skipme"):
 		switch {
 		case resp.EqualFold(val, "yes"):
@@ -100,8 +95,12 @@ func (f *killFilter) option(opt, val []byte) *resp.Error {
 }
 
 // matches reports whether o, seen from self at now, is to be killed.
-// Every client is the default user's, so USER default matches all.
 func (f *killFilter) matches(o, self *client, now time.Time) bool {
+	if f.user != nil {
+		if name, _ := o.aclUser(); name != *f.user {
+			return false
+		}
+	}
 	switch {
 	case f.addr != nil && o.addr != *f.addr,
 		f.laddr != nil && o.laddr != *f.laddr,
@@ -117,14 +116,20 @@ func (f *killFilter) matches(o, self *client, now time.Time) bool {
 // cmdClientKill is CLIENT KILL addr (+OK, or "No such client") and CLIENT
 // KILL option value … (the number killed). Others' connections close at
 // once; the caller's own closes after this reply.
-func cmdClientKill(s *Server, c *client, args [][]byte) resp.Value {
+func cmdClientKill(s *Server, c *client, args [][]byte) resp.Value { return s.killClients(s, c, args) }
+
+// killClients is CLIENT KILL over set's connections.
+func (s *Server) killClients(set clientSet, c *client, args [][]byte) resp.Value {
 	f, perr := parseKillFilter(args)
 	if perr != nil {
 		return resp.Err(perr)
 	}
+	if f.user != nil && s.n.ACL().Users.Get(*f.user) == nil { // names are case-sensitive, as ACLGetUserByName
+		return resp.Err(resp.Errorf("ERR No such user '%s'", *f.user))
+	}
 	now := time.Now()
 	killed := 0
-	for _, o := range s.clientList() {
+	for _, o := range set.clientList() {
 		if !f.matches(o, c, now) {
 			continue
 		}
@@ -133,7 +138,7 @@ func cmdClientKill(s *Server, c *client, args [][]byte) resp.Value {
 			c.closing = true
 			continue
 		}
-		s.kill(o)
+		set.kill(o)
 	}
 	if len(args) == 3 {
 		if killed == 0 {
@@ -152,6 +157,20 @@ func (s *Server) kill(o *client) {
 	s.mu.Lock()
 	delete(s.clients, o.id)
 	s.mu.Unlock()
+}
+
+// dropNormalClients closes the data port's normal connections (not the
+// subscribers), as Sentinel has a demoted master do (CLIENT KILL TYPE
+// normal): their clients ask their Sentinel for the new master.
+func (s *Server) dropNormalClients() {
+	n := 0
+	for _, o := range s.clientList() {
+		if clientType(o) == "normal" {
+			s.kill(o)
+			n++
+		}
+	}
+	s.log.Info("sentinel facade: this node no longer leads the master's group; its normal clients were disconnected", "clients", n)
 }
 
 // cmdClientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 when client id

@@ -180,7 +180,7 @@ func (s *Server) waitUnpaused(c *client, req resp.Request) {
 	var gone <-chan struct{}
 	if c.watch != nil {
 		var stop func()
-		gone, stop = c.watch.watch()
+		gone, stop = c.watch.Watch()
 		defer stop()
 	}
 	for active && s.pausedFor(c, req, all) {

@@ -140,7 +140,12 @@ func TestClientInfoFields(t *testing.T) {
 	b.do("READONLY")
 	b.do("MULTI")
 	b.do("SET", "k", "v")
+	// b's state is published before its reply goes out; its output
+	// buffer is shown emptied once the write returned, a moment later.
 	line := a.do("CLIENT", "LIST", "ID", id)
+	for end := time.Now().Add(5 * time.Second); fieldOf(line, "obl") != "0" && time.Now().Before(end); {
+		line = a.do("CLIENT", "LIST", "ID", id)
+	}
 	for name, want := range map[string]string{"flags": "xre", "multi": "1", "multi-mem": "29", "argv-mem": "0", "cmd": "set", "qbuf": "0", "obl": "0"} {
 		if got := fieldOf(line, name); got != want {
 			t.Errorf("other's %s=%s, want %s (%s)", name, got, want, line)

@@ -136,16 +136,34 @@ func cmdClusterFailover(s *Server, _ *client, args [][]byte) resp.Value {
 		if gv.leader != mid || !gv.g.Local() {
 			continue
 		}
-		gid := gv.g.ID()
-		go func() {
-			ctx, cancel := context.WithTimeout(s.ctx, 2*cluster.TransferWait)
-			defer cancel()
-			if err := s.n.TransferLeader(ctx, gid, t.self.ID); err != nil {
-				s.log.Warn("CLUSTER FAILOVER: leadership not taken", "group", gid, "err", err)
-			}
-		}()
+		go s.takeLeadership(gv.g.ID(), t.self.ID)
 	}
 	return resp.OK()
+}
+
+// failoverRetry is the pause before CLUSTER FAILOVER asks for a group's
+// leadership again (a transfer fails while the replica catches up, or
+// when an election intervenes).
+const failoverRetry = 200 * time.Millisecond
+
+// takeLeadership moves group gid's leadership to this node (self), trying
+// again until it has or 2×TransferWait passed, as Redis's manual failover
+// has its own timeout.
+func (s *Server) takeLeadership(gid uint32, self string) {
+	ctx, cancel := context.WithTimeout(s.ctx, 2*cluster.TransferWait)
+	defer cancel()
+	for {
+		err := s.n.TransferLeader(ctx, gid, self)
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			s.log.Warn("CLUSTER FAILOVER: leadership not taken", "group", gid, "err", err)
+			return
+		case <-time.After(failoverRetry):
+		}
+	}
 }
 
 // cmdClusterForget removes a node from the cluster (SLOTRAFT REMOVE-NODE):

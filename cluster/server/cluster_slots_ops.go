@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
 	"strings"
+	"time"
 
+	"github.com/slotraft/slotraft/cluster/meta"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
 	"github.com/slotraft/slotraft/slots"
@@ -10,12 +13,15 @@ import (
 )
 
 // CLUSTER ADDSLOTS[RANGE], DELSLOTS[RANGE], FLUSHSLOTS and RESET. In Redis
-// Cluster an operator assigns slots to nodes by hand; in slotraft every
-// slot belongs to a slot group from the cluster's bootstrap on, and slots
-// move between groups with CLUSTER SETSLOT or SLOTRAFT MOVE-SLOTS. So the
-// arguments are checked as Redis checks them, a slot already assigned is
-// "busy" for ADDSLOTS exactly as in Redis, and what would leave slots
-// without an owner is refused with slotraft's reason.
+// Cluster an operator assigns slots to nodes by hand; in a slotraft cluster
+// that bootstrapped itself every slot belongs to a slot group from the
+// start, and slots move between groups with CLUSTER SETSLOT or SLOTRAFT
+// MOVE-SLOTS. So the arguments are checked as Redis checks them, a slot
+// already assigned is "busy" for ADDSLOTS exactly as in Redis, and what
+// would leave slots without an owner is refused with slotraft's reason.
+// A node started with --meet takes slots by hand as Redis does
+// (cluster_meet.go): before it meets a cluster ADDSLOTS and DELSLOTS edit
+// the slots it claims, afterwards ADDSLOTS assigns unassigned slots.
 
 var (
 	errSlotRange  = resp.NewError("ERR Invalid or out of range slot")
@@ -38,25 +44,50 @@ func clusterSlotOpsCommands(sub func(name string, arity int, flags resp.Flag, si
 
 // cmdClusterAddSlots is ADDSLOTS, ADDSLOTSRANGE, DELSLOTS and DELSLOTSRANGE:
 // Redis's checks in Redis's order (every slot parses, ranges go up, each
-// slot's state, none twice), then slotraft's refusal.
+// slot's state, none twice), then: on an unmet node the slots it claims
+// change; in a cluster placed by hand ADDSLOTS gives unassigned slots to
+// the group this node leads; otherwise slotraft's refusal.
 func cmdClusterAddSlots(s *Server, _ *client, args [][]byte) resp.Value {
 	del := resp.EqualFold(args[1], "delslots") || resp.EqualFold(args[1], "delslotsrange")
 	ranges, errv := slotArgs(args, resp.EqualFold(args[1], "addslotsrange") || resp.EqualFold(args[1], "delslotsrange"))
 	if errv != nil {
 		return *errv
 	}
+	if s.n.Unmet() {
+		return claimSlots(s, ranges, !del)
+	}
 	m := s.n.Map()
+	assigned := func(slot uint16) bool { _, ok := m.GroupOf(slot); return ok }
+	if err := checkSlotArgs(ranges, !del, assigned); err != nil {
+		return resp.Err(err)
+	}
+	switch {
+	case del:
+		return resp.Err(errNoUnassign)
+	case !m.Manual:
+		return resp.Err(errNoAssign)
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	defer cancel()
+	if err := s.n.ClaimSlots(ctx, ranges); err != nil {
+		return nodeError(err)
+	}
+	return resp.OK()
+}
+
+// checkSlotArgs is Redis's check of each slot of ADDSLOTS (add) or
+// DELSLOTS: busy or unassigned as assigned says, none named twice.
+func checkSlotArgs(ranges []slots.Range, add bool, assigned func(uint16) bool) *resp.Error {
 	seen := make([]bool, slots.Count)
 	for _, r := range ranges {
 		for slot := r.Start; ; slot++ {
-			_, assigned := m.GroupOf(slot)
 			switch {
-			case del && !assigned:
-				return resp.Err(resp.Errorf("ERR Slot %d is already unassigned", slot))
-			case !del && assigned:
-				return resp.Err(resp.Errorf("ERR Slot %d is already busy", slot))
+			case !add && !assigned(slot):
+				return resp.Errorf("ERR Slot %d is already unassigned", slot)
+			case add && assigned(slot):
+				return resp.Errorf("ERR Slot %d is already busy", slot)
 			case seen[slot]:
-				return resp.Err(resp.Errorf("ERR Slot %d specified multiple times", slot))
+				return resp.Errorf("ERR Slot %d specified multiple times", slot)
 			}
 			seen[slot] = true
 			if slot == r.End {
@@ -64,10 +95,7 @@ func cmdClusterAddSlots(s *Server, _ *client, args [][]byte) resp.Value {
 			}
 		}
 	}
-	if del {
-		return resp.Err(errNoUnassign)
-	}
-	return resp.Err(errNoAssign)
+	return nil
 }
 
 // slotArgs parses the slots (or start/end pairs) of args[2:] as Redis does.
@@ -111,6 +139,9 @@ func parseSlotArg(b []byte) (uint16, error) {
 // cmdClusterFlushSlots: Redis's refusal while the node holds keys, else
 // slotraft's.
 func cmdClusterFlushSlots(s *Server, _ *client, _ [][]byte) resp.Value {
+	if s.n.Unmet() {
+		return clearClaims(s)
+	}
 	if s.ledKeys() > 0 {
 		return resp.Err(resp.NewError("ERR DB must be empty to perform CLUSTER FLUSHSLOTS."))
 	}
@@ -127,14 +158,40 @@ func cmdClusterReset(s *Server, _ *client, args [][]byte) resp.Value {
 	case len(args) == 3 && !resp.EqualFold(args[2], "hard") && !resp.EqualFold(args[2], "soft"):
 		return resp.Err(resp.ErrSyntax)
 	}
+	if s.n.Unmet() {
+		return clearClaims(s)
+	}
 	t := s.topology()
 	if master, _, _ := t.nodeRole(t.self.ID); master && s.ledKeys() > 0 {
 		return resp.Err(resp.NewError("ERR CLUSTER RESET can't be called with master nodes containing keys"))
 	}
-	if s.n.Map().IsDraining(t.self.ID) {
+	if s.beingRemoved(t.self.ID) {
 		return resp.OK()
 	}
 	return resp.Err(errNoReset)
+}
+
+// resetWait bounds how long CLUSTER RESET waits for this node's map to
+// show it leaving: redis-cli --cluster del-node sends it right after the
+// CLUSTER FORGETs that other nodes proposed.
+const resetWait = 3 * time.Second
+
+// beingRemoved reports whether the map shows node id draining or removed,
+// waiting up to resetWait for it.
+func (s *Server) beingRemoved(id string) bool {
+	return s.awaitMap(resetWait, func() (bool, bool) {
+		nd, ok := s.n.Map().Node(id)
+		leaving := ok && (nd.State == meta.Draining || nd.State == meta.Removed)
+		return leaving, leaving
+	})
+}
+
+// clearClaims empties an unmet node's claimed slots (FLUSHSLOTS, RESET).
+func clearClaims(s *Server) resp.Value {
+	if err := s.n.UpdateClaims(func([]slots.Range) ([]slots.Range, error) { return nil, nil }); err != nil {
+		return nodeError(err)
+	}
+	return resp.OK()
 }
 
 // ledKeys is the number of keys in the groups this node leads (DBSIZE).

@@ -174,14 +174,29 @@ func (cs *cmdStats) reset() {
 	cs.misses.Store(0)
 }
 
-// errorCounts are the error codes seen and their counts, by code.
-func (cs *cmdStats) errorCounts() [][2]string {
+// errorCount is how many error replies had one code.
+type errorCount struct {
+	code string
+	n    int64
+}
+
+// errorsByCode are the error codes seen and their counts, by code.
+func (cs *cmdStats) errorsByCode() []errorCount {
 	cs.errMu.RLock()
-	out := make([][2]string, 0, len(cs.errCodes))
+	out := make([]errorCount, 0, len(cs.errCodes))
 	for code, n := range cs.errCodes {
-		out = append(out, kv("errorstat_"+code, "count="+strconv.FormatInt(n.Load(), 10)))
+		out = append(out, errorCount{code, n.Load()})
 	}
 	cs.errMu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	sort.Slice(out, func(i, j int) bool { return out[i].code < out[j].code })
+	return out
+}
+
+// errorCounts are INFO errorstats' fields, by code.
+func (cs *cmdStats) errorCounts() [][2]string {
+	var out [][2]string
+	for _, e := range cs.errorsByCode() {
+		out = append(out, kv("errorstat_"+e.code, "count="+strconv.FormatInt(e.n, 10)))
+	}
 	return out
 }

@@ -45,9 +45,12 @@ func cmdCommandCount(s *Server, _ *client, _ [][]byte) resp.Value {
 }
 
 // lookupMeta finds a command or a "container|sub" subcommand by name.
-func (s *Server) lookupMeta(name []byte) *resp.Command {
+func (s *Server) lookupMeta(name []byte) *resp.Command { return lookupMetaIn(s.table.meta, name) }
+
+// lookupMetaIn finds a command or a "container|sub" subcommand of t.
+func lookupMetaIn(t *resp.Table, name []byte) *resp.Command {
 	top, sub, isSub := strings.Cut(strings.ToLower(string(name)), "|")
-	c := s.table.meta.Lookup([]byte(top))
+	c := t.Lookup([]byte(top))
 	if c == nil || !isSub {
 		return c
 	}
@@ -60,12 +63,17 @@ func (s *Server) lookupMeta(name []byte) *resp.Command {
 }
 
 func cmdCommandInfo(s *Server, _ *client, args [][]byte) resp.Value {
+	return commandInfoOf(s.table.meta, args)
+}
+
+// commandInfoOf is COMMAND INFO [name ...] over table t.
+func commandInfoOf(t *resp.Table, args [][]byte) resp.Value {
 	if len(args) == 2 {
-		return commandInfos(s.table.meta.All())
+		return commandInfos(t.All())
 	}
 	out := make([]resp.Value, 0, len(args)-2)
 	for _, name := range args[2:] {
-		if c := s.lookupMeta(name); c != nil {
+		if c := lookupMetaIn(t, name); c != nil {
 			out = append(out, c.Info())
 		} else {
 			out = append(out, resp.NullArray())

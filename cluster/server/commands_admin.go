@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/resp"
@@ -38,6 +40,7 @@ func adminCommands() []*command {
 		{meta: subMeta("slotraft", "migrations", 2, flags, acl, "slotraft",
 			"Returns the progress of slot migrations as JSON.",
 			"O(N) where N is the number of nodes and migrations"), node: cmdSlotraftMigrations},
+		backupCommand(flags, acl), // backup.go
 		{meta: subMeta("slotraft", "help", 2, resp.FlagLoading|resp.FlagStale, []string{"slow"}, "slotraft",
 			"Returns helpful text about the different subcommands.", "O(1)"), node: cmdSlotraftHelp},
 	}
@@ -69,7 +72,7 @@ func cmdSlotraftTransferLeader(s *Server, _ *client, args [][]byte) resp.Value {
 	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout+cluster.TransferWait)
 	defer cancel()
 	if err := s.n.TransferLeader(ctx, uint32(gid), string(args[3])); err != nil {
-		return resp.Err(resp.NewError("ERR " + err.Error()))
+		return nodeError(err)
 	}
 	return resp.OK()
 }
@@ -80,7 +83,7 @@ func cmdSlotraftRemoveNode(s *Server, _ *client, args [][]byte) resp.Value {
 	draining, err := s.n.RemoveNode(ctx, string(args[2]))
 	switch {
 	case err != nil:
-		return resp.Err(resp.NewError("ERR " + err.Error()))
+		return nodeError(err)
 	case draining:
 		return resp.Status("DRAINING")
 	}
@@ -103,5 +106,22 @@ func cmdSlotraftHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 		"    Return the progress of slot migrations as JSON.",
 		"LEAVE",
 		"    Hand off this node's leaderships, wait until no group needs it for its quorum, then stop its process.",
+		"BACKUP START <group> | NEXT <id> <count> | END <id>",
+		"    Read a point-in-time copy of a slot group led here, key by key (what `slotraft admin backup` does).",
 	})
+}
+
+// nodeError is the reply to a node operation that failed: its text with
+// ERR in front, unless it has an error code already (a *resp.Error, or a
+// text another node answered with one), and on one line.
+func nodeError(err error) resp.Value {
+	var re *resp.Error
+	if errors.As(err, &re) {
+		return resp.Err(re)
+	}
+	msg := strings.NewReplacer("\r", " ", "\n", " ").Replace(err.Error())
+	if !strings.HasPrefix(msg, "ERR ") {
+		msg = "ERR " + msg
+	}
+	return resp.Err(resp.NewError(msg))
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -77,6 +79,7 @@ func cmdReset(s *Server, c *client, _ [][]byte) resp.Value {
 	c.setProtocol(resp.RESP2)
 	c.setName("")
 	c.setReadonly(false)
+	s.initACL(c) // the default user, authenticated only if it needs no password
 	// As Redis's clearClientConnectionState: replies on, eviction
 	// allowed, accesses recorded.
 	c.replyOff, c.skipNext = false, false
@@ -133,14 +136,25 @@ func cmdClientNoEvict(_ *Server, c *client, args [][]byte) resp.Value {
 	return resp.OK()
 }
 
-func cmdClientInfo(_ *Server, c *client, _ [][]byte) resp.Value {
+func cmdClientInfo(s *Server, c *client, _ [][]byte) resp.Value {
 	c.publish()
-	return resp.Verbatim("txt", []byte(c.info(time.Now())+"\n"))
+	return resp.Verbatim("txt", []byte(c.info(time.Now(), s.watchesChanged)+"\n"))
 }
 
 // cmdClientList is CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]:
 // with IDs, the clients in the order asked (once per mention, as Redis).
-func cmdClientList(s *Server, c *client, args [][]byte) resp.Value {
+func cmdClientList(s *Server, c *client, args [][]byte) resp.Value { return s.listClients(s, c, args) }
+
+// clientSet is a listener's connections: the data port's (Server) or the
+// Sentinel facade's, which CLIENT LIST and KILL see.
+type clientSet interface {
+	clientList() []*client
+	clientByID(id int64) *client
+	kill(o *client)
+}
+
+// listClients is CLIENT LIST over set's connections.
+func (s *Server) listClients(set clientSet, c *client, args [][]byte) resp.Value {
 	c.publish()
 	var list []*client
 	switch {
@@ -149,7 +163,7 @@ func cmdClientList(s *Server, c *client, args [][]byte) resp.Value {
 		if !ok {
 			return resp.Err(resp.Errorf("ERR Unknown client type '%s'", args[3]))
 		}
-		for _, o := range s.clientList() {
+		for _, o := range set.clientList() {
 			if clientType(o) == typ {
 				list = append(list, o)
 			}
@@ -160,19 +174,19 @@ func cmdClientList(s *Server, c *client, args [][]byte) resp.Value {
 			if err != nil {
 				return resp.Err(resp.NewError("ERR Invalid client ID"))
 			}
-			if o := s.clientByID(id); o != nil {
+			if o := set.clientByID(id); o != nil {
 				list = append(list, o)
 			}
 		}
 	case len(args) == 2:
-		list = s.clientList()
+		list = set.clientList()
 	default:
 		return resp.Err(resp.ErrSyntax)
 	}
 	now := time.Now()
 	var b strings.Builder
 	for _, o := range list {
-		b.WriteString(o.info(now))
+		b.WriteString(o.info(now, s.watchesChanged))
 		b.WriteByte('\n')
 	}
 	return resp.Verbatim("txt", []byte(b.String()))
@@ -188,16 +202,11 @@ func (s *Server) clientByID(id int64) *client {
 	return s.clients[uint64(id)]
 }
 
-func sortClients(cs []*client) {
-	slices.SortFunc(cs, func(a, b *client) int {
-		switch {
-		case a.id < b.id:
-			return -1
-		case a.id > b.id:
-			return 1
-		}
-		return 0
-	})
+// sortedClients are the clients of m in id order.
+func sortedClients(m map[uint64]*client) []*client {
+	out := slices.Collect(maps.Values(m))
+	slices.SortFunc(out, func(a, b *client) int { return cmp.Compare(a.id, b.id) })
+	return out
 }
 
 // cmdClientHelp is Redis 7.2's text.
@@ -254,11 +263,6 @@ func cmdClientHelp(_ *Server, _ *client, _ [][]byte) resp.Value {
 // clientList is a snapshot of the connected clients, in id order.
 func (s *Server) clientList() []*client {
 	s.mu.Lock()
-	out := make([]*client, 0, len(s.clients))
-	for _, c := range s.clients {
-		out = append(out, c)
-	}
-	s.mu.Unlock()
-	sortClients(out)
-	return out
+	defer s.mu.Unlock()
+	return sortedClients(s.clients)
 }

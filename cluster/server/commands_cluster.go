@@ -43,6 +43,7 @@ func clusterCommands() []*command {
 	}
 	subs = append(subs, clusterOpsCommands(sub)...)     // cluster_ops.go
 	subs = append(subs, clusterSlotOpsCommands(sub)...) // cluster_slots_ops.go
+	subs = append(subs, clusterMeetCommands(sub)...)    // cluster_meet.go
 	meta := &resp.Command{Name: "cluster", Arity: -2, Group: "cluster", Since: "3.0.0",
 		Summary: "A container for Redis Cluster commands.", Complexity: "Depends on subcommand."}
 	return []*command{
@@ -54,13 +55,20 @@ func clusterCommands() []*command {
 	}
 }
 
-func cmdClusterSlots(s *Server, _ *client, _ [][]byte) resp.Value {
+func cmdClusterSlots(s *Server, c *client, _ [][]byte) resp.Value {
 	t := s.topology()
+	t.onTLS = c.onTLS
 	var out []resp.Value
 	for _, gv := range t.groups {
-		if gv.leader == "" {
-			continue // no master known: the slots are not served right now
+		if len(gv.replicas) == 0 {
+			continue
 		}
+		// A group with no leader known here (an election) is listed all
+		// the same, its preferred replica in the master's place, as Redis
+		// lists a failed master's slots until a replica takes over: a
+		// client that maps its slots then gets a retryable error there
+		// (TRYAGAIN, CLUSTERDOWN, MOVED), not a hole in its slot map
+		// that some clients (redis-py) refuse to start with.
 		for _, r := range gv.ranges {
 			entry := []resp.Value{resp.Int(int64(r.Start)), resp.Int(int64(r.End))}
 			for _, id := range gv.replicas {
@@ -72,8 +80,9 @@ func cmdClusterSlots(s *Server, _ *client, _ [][]byte) resp.Value {
 	return resp.Array(out...)
 }
 
-func cmdClusterShards(s *Server, _ *client, _ [][]byte) resp.Value {
+func cmdClusterShards(s *Server, c *client, _ [][]byte) resp.Value {
 	t := s.topology()
+	t.onTLS = c.onTLS
 	var out []resp.Value
 	for _, gv := range t.groups {
 		var rs []resp.Value
@@ -89,8 +98,9 @@ func cmdClusterShards(s *Server, _ *client, _ [][]byte) resp.Value {
 	return resp.Array(out...)
 }
 
-func cmdClusterNodes(s *Server, _ *client, _ [][]byte) resp.Value {
+func cmdClusterNodes(s *Server, c *client, _ [][]byte) resp.Value {
 	t := s.topology()
+	t.onTLS = c.onTLS
 	now := time.Now().UnixMilli()
 	var b strings.Builder
 	for _, p := range t.peers {
@@ -108,7 +118,7 @@ func cmdClusterNodes(s *Server, _ *client, _ [][]byte) resp.Value {
 func (t *topology) nodeLine(p cluster.Peer, now int64) string {
 	var b strings.Builder
 	master, ranges, masterID := t.nodeRole(p.ID)
-	host, port := hostPort(p.ClientAddr)
+	host, port := t.endpoint(p)
 	_, bus := hostPort(p.BusAddr)
 	addr := fmt.Sprintf("%s:%d@%d", host, port, bus)
 	if !isIP(host) {
@@ -272,11 +282,11 @@ func (s *Server) slotView(c *client, slot uint16, fn func(st store.Reader)) (res
 	case c.isReadonly() && g.Local():
 		err = g.ReadStale(view)
 	default:
-		return s.redirect(g, slot), false
+		return s.redirect(c, g, slot), false
 	}
 	if err != nil {
 		if errors.Is(err, cluster.ErrNotLeader) {
-			return s.redirect(g, slot), false
+			return s.redirect(c, g, slot), false
 		}
 		return resp.Err(err), false
 	}

@@ -34,7 +34,7 @@ func cmdSlotraftMoveSlots(s *Server, _ *client, args [][]byte) resp.Value {
 	defer cancel()
 	n, err := s.n.MoveSlots(ctx, uint32(gid), list)
 	if err != nil {
-		return resp.Err(resp.NewError("ERR " + err.Error()))
+		return nodeError(err)
 	}
 	return resp.Int(int64(n))
 }
@@ -43,7 +43,7 @@ func cmdSlotraftRebalance(s *Server, _ *client, _ [][]byte) resp.Value {
 	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
 	defer cancel()
 	if err := s.n.Rebalance(ctx); err != nil {
-		return resp.Err(resp.NewError("ERR " + err.Error()))
+		return nodeError(err)
 	}
 	return resp.OK()
 }

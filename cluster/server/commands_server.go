@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slotraft/slotraft/acl"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
 )
@@ -17,8 +18,6 @@ const Version = "7.2.0"
 var (
 	errProtoVersion = resp.NewError("ERR Protocol version is not an integer or out of range")
 	errNoProto      = resp.NewError("NOPROTO unsupported protocol version")
-	errWrongPass    = resp.NewError("WRONGPASS invalid username-password pair or user is disabled.")
-	errAuthNoPass   = resp.NewError("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 	errClientName   = resp.NewError("ERR Client names cannot contain spaces, newlines or special characters.")
 )
 
@@ -93,31 +92,26 @@ func cmdSelect(_ *Server, _ *client, args [][]byte) resp.Value {
 	return resp.OK()
 }
 
-// checkAuth checks a user and password. No password is configured, so the
-// default user is "nopass" (any password works) and no other user exists.
-func (s *Server) checkAuth(user, _ []byte) error {
-	if string(user) != "default" {
-		s.io.authDenied.Add(1) // INFO's acl_access_denied_auth
-		return errWrongPass
-	}
-	return nil
-}
-
-func cmdAuth(s *Server, _ *client, args [][]byte) resp.Value {
+// cmdAuth is AUTH [username] password (authCommand).
+func cmdAuth(s *Server, c *client, args [][]byte) resp.Value {
 	switch len(args) {
 	case 2:
-		return resp.Err(errAuthNoPass)
-	case 3:
-		if err := s.checkAuth(args[1], args[2]); err != nil {
-			return resp.Err(err)
+		if s.n.ACL().Users.DefaultNoPass() {
+			return resp.Err(acl.ErrAuthNoPassword)
 		}
-		return resp.OK()
+		return s.authenticate(c, []byte(acl.DefaultUser), args[1])
+	case 3:
+		return s.authenticate(c, args[1], args[2])
 	}
 	return resp.Err(resp.ErrSyntax)
 }
 
 // cmdHello is HELLO [protover [AUTH username password] [SETNAME clientname]].
-func cmdHello(s *Server, c *client, args [][]byte) resp.Value {
+func cmdHello(s *Server, c *client, args [][]byte) resp.Value { return s.hello(c, args, "cluster") }
+
+// hello is HELLO for a listener in mode (cluster, or sentinel for the
+// Sentinel facade, whose reply has no role, as Redis's in sentinel mode).
+func (s *Server) hello(c *client, args [][]byte, mode string) resp.Value {
 	ver := 0
 	next := 1
 	if len(args) >= 2 {
@@ -145,9 +139,11 @@ func cmdHello(s *Server, c *client, args [][]byte) resp.Value {
 		}
 	}
 	if user != nil {
-		if err := s.checkAuth(user, pass); err != nil {
-			return resp.Err(err)
+		if v := s.authenticate(c, user, pass); v.IsError() {
+			return v
 		}
+	} else if s.mustAuth(c) {
+		return resp.Err(acl.ErrHelloNoAuth)
 	}
 	if name != nil {
 		if !validClientName(name) {
@@ -158,13 +154,15 @@ func cmdHello(s *Server, c *client, args [][]byte) resp.Value {
 	if ver != 0 {
 		c.setProtocol(ver)
 	}
-	return resp.Map(
+	kv := []resp.Value{
 		resp.BulkString("server"), resp.BulkString("redis"),
 		resp.BulkString("version"), resp.BulkString(Version),
 		resp.BulkString("proto"), resp.Int(int64(c.protocol())),
 		resp.BulkString("id"), resp.Int(int64(c.id)),
-		resp.BulkString("mode"), resp.BulkString("cluster"),
-		resp.BulkString("role"), resp.BulkString("master"),
-		resp.BulkString("modules"), resp.Array(),
-	)
+		resp.BulkString("mode"), resp.BulkString(mode),
+	}
+	if mode != "sentinel" {
+		kv = append(kv, resp.BulkString("role"), resp.BulkString("master"))
+	}
+	return resp.Map(append(kv, resp.BulkString("modules"), resp.Array())...)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -68,4 +69,33 @@ func readCompatibilityDoc(t *testing.T, path string) map[string]string {
 		t.Fatalf("only %d commands listed in %s; the table format may have changed", len(out), path)
 	}
 	return out
+}
+
+// totalsLine is the sentence of docs/compatibility.md with the counts.
+var totalsLine = regexp.MustCompile(`^Totals \(Redis 7\.2 commands, without slotraft's own SLOTRAFT rows\): (\d+) supported, (\d+) differs, (\d+) missing\.$`)
+
+// TestCompatibilityDocTotals: the totals sentence counts the rows.
+func TestCompatibilityDocTotals(t *testing.T) {
+	const path = "../../docs/compatibility.md"
+	listed := readCompatibilityDoc(t, path)
+	count := map[string]int{}
+	for name, status := range listed {
+		if !strings.HasPrefix(name, "slotraft") {
+			count[status]++
+		}
+	}
+	want := fmt.Sprintf("%d supported, %d differs, %d missing", count["supported"], count["differs"], count["missing"])
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := totalsLine.FindStringSubmatch(line); m != nil {
+			if got := fmt.Sprintf("%s supported, %s differs, %s missing", m[1], m[2], m[3]); got != want {
+				t.Errorf("%s says %s; the rows count %s", path, got, want)
+			}
+			return
+		}
+	}
+	t.Errorf("%s has no totals sentence", path)
 }

@@ -216,9 +216,9 @@ func (s *Server) readRequests(c *client) ([]resp.Request, error) {
 	if idle <= 0 || c.watch == nil || c.subscribed() {
 		return c.conn.rd.Read()
 	}
-	c.watch.idle = idle
+	c.watch.SetIdle(idle)
 	reqs, err := c.conn.rd.Read()
-	c.watch.idle = 0
+	c.watch.SetIdle(0)
 	_ = c.watch.Conn.SetReadDeadline(time.Time{})
 	return reqs, err
 }

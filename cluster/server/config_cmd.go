@@ -97,8 +97,9 @@ func cmdConfigSet(s *Server, c *client, args [][]byte) resp.Value {
 	}
 	var se *configSetError
 	err := s.cfg.set(s, changes)
-	s.refreshStatsSettings() // the accounting's mirror (stats_account.go)
-	s.refreshEviction()      // the node's maxmemory (maxmemory.go)
+	s.refreshStatsSettings()     // the accounting's mirror (stats_account.go)
+	s.refreshEviction()          // the node's maxmemory (maxmemory.go)
+	s.refreshGroupSettings(true) // the encoding limits of the groups led here (group_settings.go)
 	if errors.As(err, &se) {
 		return configSetFailed(se.name, se.err)
 	}

@@ -262,6 +262,16 @@ func (s *Server) UseConfigFile(f *ConfigFile) error {
 	return nil
 }
 
+// SetConfig sets one parameter as CONFIG SET does (a process's flag that
+// is also a Redis parameter, such as --protected-mode).
+func (s *Server) SetConfig(name, value string) error {
+	p := s.cfg.reg.lookup(name)
+	if p == nil {
+		return fmt.Errorf("unknown parameter %q", name)
+	}
+	return s.cfg.set(s, []configChange{{p: p, name: name, value: value}})
+}
+
 // strerror is the C library's text for err's errno, as Redis writes it
 // ("No such file or directory"); another error's own text otherwise.
 func strerror(err error) string {

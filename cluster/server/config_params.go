@@ -2,6 +2,8 @@ package server
 
 import (
 	"math"
+
+	"github.com/slotraft/slotraft/cluster"
 )
 
 // configTable is every parameter of Redis 7.2's config table (src/config.c,
@@ -74,18 +76,18 @@ func configBools() []*configParam {
 		boolParam("daemonize", noAlias, imm, false),
 		boolParam("io-threads-do-reads", noAlias, imm, false),
 		boolParam("always-show-logo", noAlias, imm, false),
-		boolParam("protected-mode", noAlias, mutable, true),
+		boolParam("protected-mode", noAlias, mutable, true).onApply(protectedModeApply), // protected_mode.go
 		boolParam("rdbcompression", noAlias, mutable, true),
 		boolParam("rdb-del-sync-files", noAlias, mutable, false),
 		boolParam("activerehashing", noAlias, mutable, true),
 		boolParam("stop-writes-on-bgsave-error", noAlias, mutable, true),
 		boolParam("set-proc-title", noAlias, imm, true),
 		boolParam("dynamic-hz", noAlias, mutable, true),
-		boolParam("lazyfree-lazy-eviction", noAlias, mutable, false),
-		boolParam("lazyfree-lazy-expire", noAlias, mutable, false),
+		lazyFreeParam("lazyfree-lazy-eviction", func(c *cluster.LazyFree, on bool) { c.Evict = on }), // lazyfree.go
+		lazyFreeParam("lazyfree-lazy-expire", func(c *cluster.LazyFree, on bool) { c.Expire = on }),
 		boolParam("lazyfree-lazy-server-del", noAlias, mutable, false),
-		boolParam("lazyfree-lazy-user-del", noAlias, mutable, false),
-		boolParam("lazyfree-lazy-user-flush", noAlias, mutable, false),
+		lazyFreeParam("lazyfree-lazy-user-del", func(c *cluster.LazyFree, on bool) { c.UserDel = on }),
+		lazyFreeParam("lazyfree-lazy-user-flush", func(c *cluster.LazyFree, on bool) { c.UserFlush = on }),
 		boolParam("repl-disable-tcp-nodelay", noAlias, mutable, false),
 		boolParam("repl-diskless-sync", noAlias, mutable, true),
 		boolParam("aof-rewrite-incremental-fsync", noAlias, mutable, true),
@@ -119,7 +121,7 @@ func configBools() []*configParam {
 		boolParam("tls-cluster", noAlias, mutable, false),
 		boolParam("tls-replication", noAlias, mutable, false),
 		boolParam("tls-prefer-server-ciphers", noAlias, mutable, false),
-		boolParam("tls-session-caching", noAlias, mutable, true),
+		boolParam("tls-session-caching", noAlias, mutable, true).sharing(tlsBehaviour),
 	}
 }
 
@@ -149,12 +151,12 @@ func configStrings() []*configParam {
 		strParam("logfile", noAlias, imm, "", nil),
 		strParam("locale-collate", noAlias, mutable, "", nil),
 		strParam("masterauth", noAlias, mutable, "", nil),
-		strParam("requirepass", noAlias, mutable, "", nil),
+		strParam("requirepass", noAlias, mutable, "", nil).onGet(requirePassGet).onApply(requirePassApply),
 	}
 	for _, n := range []string{"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
 		"tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file",
 		"tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-ciphersuites"} {
-		p = append(p, strParam(n, noAlias, mutable, "", nil))
+		p = append(p, strParam(n, noAlias, mutable, "", nil).sharing(tlsBehaviour))
 	}
 	return append(p,
 		specialParam("dir", noAlias, cfgProtected, workingDir(), parseDir).rewriteAs(rewriteDir),
@@ -180,12 +182,12 @@ func configEnums() []*configParam {
 		enumParam("syslog-facility", noAlias, imm, newEnum(false, "user", 8, "local0", 128, "local1", 136, "local2", 144,
 			"local3", 152, "local4", 160, "local5", 168, "local6", 176, "local7", 184), "local0"),
 		enumParam("repl-diskless-load", noAlias, mutable, newEnum(false, "disabled", 0, "on-empty-db", 1, "swapdb", 2), "disabled"),
-		enumParam("loglevel", noAlias, mutable, newEnum(false, "debug", 0, "verbose", 1, "notice", 2, "warning", 3, "nothing", 4), "notice"),
+		enumParam("loglevel", noAlias, mutable, newEnum(false, "debug", 0, "verbose", 1, "notice", 2, "warning", 3, "nothing", 4), "notice").onApply(applyLogLevel), // log_settings.go
 		enumParam("maxmemory-policy", noAlias, mutable, newEnum(false, "volatile-lru", 1, "volatile-lfu", 2,
 			"volatile-random", 3, "volatile-ttl", 4, "allkeys-lru", 5, "allkeys-lfu", 6, "allkeys-random", 7, "noeviction", 0), "noeviction"),
 		enumParam("appendfsync", noAlias, mutable, newEnum(false, "everysec", 1, "always", 2, "no", 0), "everysec"),
 		enumParam("oom-score-adj", noAlias, mutable, newEnum(false, "no", 0, "yes", 1, "relative", 1, "absolute", 2), "no"),
-		enumParam("acl-pubsub-default", noAlias, mutable, newEnum(false, "allchannels", 1, "resetchannels", 0), "resetchannels"),
+		enumParam("acl-pubsub-default", noAlias, mutable, newEnum(false, "allchannels", 1, "resetchannels", 0), "resetchannels").onApply(pubsubDefaultApply),
 		enumParam("sanitize-dump-payload", noAlias, mutable, newEnum(false, "no", 0, "yes", 1, "clients", 2), "no"),
 		enumParam("enable-protected-configs", noAlias, imm, enumProtected, "no"),
 		enumParam("enable-debug-command", noAlias, imm, enumProtected, "no"),
@@ -194,7 +196,7 @@ func configEnums() []*configParam {
 		enumParam("propagation-error-behavior", noAlias, mutable, newEnum(false, "ignore", 0, "panic", 1, "panic-on-replicas", 2), "ignore"),
 		shutdownParam("shutdown-on-sigint"),
 		shutdownParam("shutdown-on-sigterm"),
-		enumParam("tls-auth-clients", noAlias, mutable, newEnum(false, "no", 0, "yes", 1, "optional", 2), "yes"),
+		enumParam("tls-auth-clients", noAlias, mutable, newEnum(false, "no", 0, "yes", 1, "optional", 2), "yes").sharing(tlsBehaviour),
 	}
 }
 
@@ -232,7 +234,7 @@ func configNumbers() []*configParam {
 		numParam("rdb-key-save-delay", noAlias, hid, plain(intMin, intMax), 0),
 		numParam("key-load-delay", noAlias, hid, plain(intMin, intMax), 0),
 		numParam("active-expire-effort", noAlias, mutable, plain(1, 10), 1),
-		numParam("hz", noAlias, mutable, plain(0, intMax), 10),
+		hzParam(), // expiry_settings.go
 		numParam("min-replicas-to-write", "min-slaves-to-write", mutable, plain(0, intMax), 0),
 		numParam("min-replicas-max-lag", "min-slaves-max-lag", mutable, plain(0, intMax), 10),
 		numParam("watchdog-period", noAlias, hid, plain(0, intMax), 0),
@@ -243,7 +245,7 @@ func configNumbers() []*configParam {
 		numParam("socket-mark-id", noAlias, imm, uplain(0, uintMax), 0),
 		numParam("active-defrag-max-scan-fields", noAlias, mutable, plain(1, longMax), 1000),
 		numParam("slowlog-max-len", noAlias, mutable, plain(0, longMax), 128),
-		numParam("acllog-max-len", noAlias, mutable, plain(0, longMax), 128),
+		numParam("acllog-max-len", noAlias, mutable, plain(0, longMax), 128).onApply(aclLogMaxLenApply),
 		numParam("busy-reply-threshold", "lua-time-limit", mutable, plain(0, longMax), 5000),
 		numParam("cluster-node-timeout", noAlias, mutable, plain(0, longMax), 15000),
 		numParam("cluster-ping-interval", noAlias, hid, plain(0, longMax), 0),
@@ -271,7 +273,7 @@ func configNumbers() []*configParam {
 		numParam("repl-backlog-ttl", noAlias, mutable, plain(0, longMax), 3600),
 		numParam("auto-aof-rewrite-min-size", noAlias, mutable, mem(0, longMax), 64*megabyte),
 		numParam("loading-process-events-interval-bytes", noAlias, hid, plain(1024, intMax), 2*megabyte),
-		numParam("tls-port", noAlias, mutable, plain(0, 65535), 0),
+		numParam("tls-port", noAlias, mutable, plain(0, 65535), 0).sharing(tlsBehaviour),
 		numParam("tls-session-cache-size", noAlias, mutable, plain(0, intMax), 20*1024),
 		numParam("tls-session-cache-timeout", noAlias, mutable, plain(0, intMax), 300),
 	}

@@ -278,32 +278,4 @@ func rewriteAlwaysQuotedEmpty(st *rewriteState, p *configParam, v string) {
 }
 
 // repr is sdscatrepr: a double-quoted string that sdssplitargs reads back.
-func repr(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, c := range []byte(s) {
-		switch c {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if c >= ' ' && c <= '~' {
-				b.WriteByte(c)
-			} else {
-				fmt.Fprintf(&b, `\x%02x`, c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func repr(s string) string { return string(resp.AppendRepr(nil, []byte(s))) }

@@ -32,6 +32,11 @@ type configParam struct {
 
 	apply func(s *Server, v configValue) error
 	get   func(s *Server) string
+	// shared is a behaviour several parameters share (the tls-* ones): run
+	// once per CONFIG SET that changes any of them, after all its values
+	// are stored, with every parameter's value at hand, as Redis's shared
+	// apply functions.
+	shared *sharedBehaviour
 
 	multiArg bool                                             // a file line may give it several arguments
 	rewrite  func(st *rewriteState, p *configParam, v string) // its CONFIG REWRITE lines; nil: "name value"
@@ -188,7 +193,41 @@ func (c *configValues) set(s *Server, changes []configChange) error {
 			return &configSetError{ch.name, err}
 		}
 	}
+	if name, err := c.runAfters(s, changes); err != nil {
+		c.restore(s, changes, olds)
+		_, _ = c.runAfters(s, changes) // back to what the old values gave
+		return &configSetError{name, err}
+	}
 	return nil
+}
+
+// sharedBehaviour is the behaviour of a set of parameters that only make
+// sense together (a certificate and its key).
+type sharedBehaviour struct {
+	run func(s *Server, val func(name string) string) error
+}
+
+// sharing gives p the behaviour b shares with other parameters.
+func (p *configParam) sharing(b *sharedBehaviour) *configParam {
+	p.shared = b
+	return p
+}
+
+// runAfters runs the shared behaviours of changes' parameters once each,
+// in order; on an error it names the parameter that brought it in.
+// The caller holds mu.
+func (c *configValues) runAfters(s *Server, changes []configChange) (string, error) {
+	val := func(name string) string { return c.current(s, c.reg.lookup(name)) }
+	ran := map[*sharedBehaviour]bool{}
+	for _, ch := range changes {
+		if b := ch.p.shared; b != nil && !ran[b] {
+			ran[b] = true
+			if err := b.run(s, val); err != nil {
+				return ch.name, err
+			}
+		}
+	}
+	return "", nil
 }
 
 func (c *configValues) store(s *Server, p *configParam, v configValue) error {

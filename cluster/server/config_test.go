@@ -42,6 +42,11 @@ func TestConfigParse(t *testing.T) {
 		{"shutdown-on-sigint", "now save", "save now"},
 		{"shutdown-on-sigint", "save nosave", "!shutdown options SAVE and NOSAVE can't be used simultaneously"},
 		{"shutdown-on-sigint", "", "!argument(s) must be one of the following: default, save, nosave, now, force"},
+		{"hz", "1000", "500"}, // capped, as Redis's updateHZ
+		{"hz", "0", "1"},
+		{"hz", "42", "42"},
+		{"hz", "-1", "!argument must be between 0 and 2147483647 inclusive"},
+		{"active-expire-effort", "11", "!argument must be between 1 and 10 inclusive"},
 		{"save", "3600 1 300 100", "3600 1 300 100"},
 		{"save", "", ""},
 		{"save", "1 2 3", "!Invalid save parameters"},

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slotraft/slotraft/cluster/server/internal/readahead"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
 )
@@ -17,6 +18,7 @@ type client struct {
 	conn    *clientConn
 	addr    string // remote host:port
 	laddr   string // local host:port
+	onTLS   bool   // came in on the tls-port: redirects name TLS ports (tls_listener.go)
 	created time.Time
 
 	mu       sync.Mutex
@@ -38,12 +40,13 @@ type client struct {
 	// a blocking command: true for ERROR, false for TIMEOUT.
 	unblockC chan bool
 
-	watch   *watchConn        // the connection, readable ahead while a command is blocked
+	watch   *readahead.Conn   // the connection, readable ahead while a command is blocked
 	asking  bool              // ASKING seen: the next command may be served for an importing slot
 	closing bool              // QUIT: close after the reply
 	argvMem int               // the bytes of the current command's arguments (CLIENT LIST argv-mem)
 	writes  map[uint32]uint64 // per group, the applied index after c's last write there (WAIT)
 	inExec  bool              // EXEC is running queued node commands: WAIT does not block, MONITOR refuses
+	ldb     ldbMode           // SCRIPT DEBUG: the next EVAL is a debugging session (script_debug.go)
 	// monitoring: MONITOR mode (monitor.go); the connection's goroutine
 	// sets it, CLIENT LIST reads it under mu.
 	monitoring bool
@@ -63,6 +66,11 @@ type client struct {
 
 	// trk is the client's tracking mode (CLIENT TRACKING), under mu.
 	trk trackState
+	// acl is the connection's user (acl_gate.go).
+	acl aclConn
+	// scriptCalls: the calls of the scripts of the run being answered,
+	// until MONITOR prints them (monitor.go).
+	scriptCalls []scriptCalls
 	// io is held by the connection's goroutine from the moment a read
 	// returns requests until their replies are written. An invalidation
 	// for the client (pushTo) is queued in pending (under mu) and
@@ -126,7 +134,7 @@ func (s *Server) readOpts(c *client) fsm.ReadOpts {
 	c.mu.Lock()
 	noTouch := c.noTouch
 	c.mu.Unlock()
-	return fsm.ReadOpts{NoTouch: noTouch, Tracked: s.trackedReads(c)}
+	return fsm.ReadOpts{NoTouch: noTouch, Tracked: s.trackedReads(c), Monitor: s.mon.n.Load() > 0, User: scriptUserOf(c)}
 }
 
 func (c *client) isReadonly() bool {

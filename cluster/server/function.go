@@ -104,7 +104,31 @@ func cmdFunctionWrite(s *Server, _ *client, args [][]byte) resp.Value {
 	if err := fsm.CheckFunctionWrite(op); err != nil {
 		return resp.Err(err)
 	}
+	if s.n.Unmet() {
+		return unmetFunctionWrite(op)
+	}
 	return functionReply(op, s.n.ApplyFunctions(s.ctx, op))
+}
+
+// errUnmetFunctions: a node that has not met a cluster hosts no slot group
+// to keep libraries in.
+var errUnmetFunctions = resp.NewError("ERR this node has not met a cluster yet (CLUSTER MEET): it has no slot group to keep function libraries in; load them in the cluster")
+
+// unmetFunctionWrite is a FUNCTION change on a node that has not met a
+// cluster and holds no libraries: FLUSH and a RESTORE of no libraries
+// change nothing, DELETE finds no library, the rest is refused.
+func unmetFunctionWrite(op [][]byte) resp.Value {
+	switch {
+	case resp.EqualFold(op[0], "flush"):
+		return resp.OK()
+	case resp.EqualFold(op[0], "delete"):
+		return resp.Err(resp.NewError("ERR Library not found"))
+	case resp.EqualFold(op[0], "restore"):
+		if n, err := fsm.FunctionPayloadLibraries(op[1]); err == nil && n == 0 {
+			return resp.OK()
+		}
+	}
+	return resp.Err(errUnmetFunctions)
 }
 
 func cloneArgs(args [][]byte) [][]byte {
@@ -189,6 +213,9 @@ func cmdFunctionRead(s *Server, _ *client, args [][]byte) resp.Value {
 	}
 	if resp.EqualFold(op[0], "stats") {
 		return s.functionStats(op)
+	}
+	if s.n.Unmet() {
+		return fsm.FunctionReadPayload(fsm.FunctionDumpEmpty(), op)
 	}
 	v, err := s.functionRead(op)
 	if err != nil {

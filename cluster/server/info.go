@@ -84,9 +84,16 @@ func infoWanted(args [][]byte) func(sec infoSection) bool {
 }
 
 func cmdInfo(s *Server, _ *client, args [][]byte) resp.Value {
-	wanted := infoWanted(args[1:])
+	return resp.Verbatim("txt", []byte(s.infoText(args[1:])))
+}
+
+// infoText is INFO's text for the section names args.
+func (s *Server) infoText(args [][]byte) string { return renderInfo(s, infoSections, infoWanted(args)) }
+
+// renderInfo renders the wanted sections of secs in their order.
+func renderInfo(s *Server, secs []infoSection, wanted func(infoSection) bool) string {
 	var b strings.Builder
-	for _, sec := range infoSections {
+	for _, sec := range secs {
 		if !wanted(sec) {
 			continue
 		}
@@ -98,8 +105,12 @@ func cmdInfo(s *Server, _ *client, args [][]byte) resp.Value {
 			b.WriteString(f[0] + ":" + f[1] + "\r\n")
 		}
 	}
-	return resp.Verbatim("txt", []byte(b.String()))
+	return b.String()
 }
+
+// SetVersion sets the version INFO reports as slotraft_version (the
+// process's, from its build); call it before Serve.
+func (s *Server) SetVersion(v string) { s.version = v }
 
 func kv(k string, v any) [2]string { return [2]string{k, fmt.Sprint(v)} }
 
@@ -134,8 +145,8 @@ var buildInfo = sync.OnceValue(func() (b struct {
 
 // infoServer: Redis 7.2's fields. gcc_version is 0.0.0, what Redis
 // prints when not built by GCC; multiplexing_api is the poller of Go's
-// runtime; hz is the rate of the active expiry cycle (10 Hz, whatever the
-// hz parameter, which configured_hz shows).
+// runtime; hz is the rate of the active expiry cycle (the hz parameter,
+// which configured_hz shows, raised by dynamic-hz).
 func (s *Server) infoServer() [][2]string {
 	up := time.Since(s.started)
 	exe, _ := os.Executable()
@@ -168,7 +179,7 @@ func (s *Server) infoServer() [][2]string {
 		kv("server_time_usec", now.UnixMicro()),
 		kv("uptime_in_seconds", int64(up/time.Second)),
 		kv("uptime_in_days", int64(up/(24*time.Hour))),
-		kv("hz", 10),
+		kv("hz", s.n.Expiry().Hz),
 		kv("configured_hz", s.configValue("hz")),
 		kv("lru_clock", (now.Unix())&((1<<24)-1)),
 		kv("executable", exe),
@@ -178,7 +189,10 @@ func (s *Server) infoServer() [][2]string {
 	if l := s.listenerInfo(); l != "" {
 		out = append(out, kv("listener0", l))
 	}
-	return append(out, kv("slotraft_go_version", runtime.Version()))
+	if l := s.tlsSrv.listenerInfo(); l != "" {
+		out = append(out, kv("listener1", l))
+	}
+	return append(out, kv("slotraft_version", s.version), kv("slotraft_go_version", runtime.Version()))
 }
 
 // listenerInfo is Redis 7.2's listener0 line of the client listener:
@@ -190,14 +204,20 @@ func (s *Server) listenerInfo() string {
 	if ln == nil {
 		return ""
 	}
-	host, port := hostPort(ln.Addr().String())
+	return "name=tcp," + bindAndPort(ln.Addr())
+}
+
+// bindAndPort is a listener's "bind=<host>,port=<port>" in INFO's
+// listener lines (* for every IPv4 address, -::* for every IPv6 one).
+func bindAndPort(a net.Addr) string {
+	host, port := hostPort(a.String())
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "*"
 		if ip.To4() == nil {
 			host = "-::*"
 		}
 	}
-	return fmt.Sprintf("name=tcp,bind=%s,port=%d", host, port)
+	return fmt.Sprintf("bind=%s,port=%d", host, port)
 }
 
 // infoClients: Redis 7.2's fields with Redis 7.4's pubsub_clients,
@@ -306,6 +326,8 @@ func (s *Server) infoMemory() [][2]string {
 		kv("mem_aof_buffer", 0),
 		kv("mem_allocator", "go-"+runtime.Version()),
 		kv("active_defrag_running", 0),
+		kv("lazyfree_pending_objects", 0), // no value waits: the Go collector reclaims dropped ones concurrently
+		kv("lazyfreed_objects", s.n.LazyFreed()),
 		kv("go_gc_cycles", m.NumGC),
 		kv("slotraft_keys_held", mh.keys),
 	)
@@ -432,6 +454,7 @@ func (s *Server) infoStats() [][2]string {
 		kv("pubsub_channels", channels),
 		kv("pubsub_patterns", patterns),
 		kv("pubsubshard_channels", shard),
+		kv("migrate_cached_sockets", s.migrateConns.cached()),
 		kv("tracking_total_keys", trackKeys),
 		kv("tracking_total_items", trackItems),
 		kv("tracking_total_prefixes", trackPrefixes),
@@ -444,9 +467,9 @@ func (s *Server) infoStats() [][2]string {
 		kv("reply_buffer_shrinks", s.io.shrinks.Load()),
 		kv("reply_buffer_expands", s.io.expands.Load()),
 		kv("acl_access_denied_auth", s.io.authDenied.Load()),
-		kv("acl_access_denied_cmd", 0),
-		kv("acl_access_denied_key", 0),
-		kv("acl_access_denied_channel", 0),
+		kv("acl_access_denied_cmd", s.acl.deniedCmd.Load()),
+		kv("acl_access_denied_key", s.acl.deniedKey.Load()),
+		kv("acl_access_denied_channel", s.acl.deniedChannel.Load()),
 		kv("pubsub_forwarded_messages", forwarded),
 		kv("pubsub_forward_dropped_messages", dropped),
 	)

@@ -38,7 +38,7 @@ func TestInfoKeyspace(t *testing.T) {
 
 // TestInfoCounters: expired_keys counts the keys active expiry deletes and
 // those a write finds expired; rdb_changes_since_last_save counts the
-// writes applied and SAVE zeroes it (rdb_saves counts it); the watch,
+// keys the writes changed and SAVE zeroes it (rdb_saves counts it); the watch,
 // auth and I/O counters move; CONFIG RESETSTAT zeroes them.
 func TestInfoCounters(t *testing.T) {
 	do := singleNodeDo(t)
@@ -56,6 +56,24 @@ func TestInfoCounters(t *testing.T) {
 	info := do("INFO", "persistence")
 	if got := infoField(info, "rdb_changes_since_last_save"); got != "5" {
 		t.Errorf("rdb_changes_since_last_save %q, want 5", got)
+	}
+	// Counted by key changed, as Redis's dirty: writes that change
+	// nothing count nothing.
+	for _, cmd := range [][]string{
+		{"MSET", "{c}a", "1", "{c}b", "2"}, // 2
+		{"SETBIT", "{c}bits", "3", "1"},    // 1
+		{"SETBIT", "{c}bits", "3", "1"},    // the bit it has: 0
+		{"SADD", "{c}set", "m"},            // 1
+		{"SADD", "{c}set", "m"},            // a member present: 0
+		{"DEL", "{c}missing"},              // 0
+		{"INCR", "{c}a"},                   // 1
+	} {
+		if got := do(cmd...); strings.HasPrefix(got, "-") {
+			t.Fatalf("%v: %s", cmd, got)
+		}
+	}
+	if got := infoField(do("INFO", "persistence"), "rdb_changes_since_last_save"); got != "10" {
+		t.Errorf("rdb_changes_since_last_save after the key changes %q, want 10", got)
 	}
 	if got := do("SAVE"); got != "+OK" {
 		t.Fatalf("SAVE: %s", got)

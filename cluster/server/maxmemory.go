@@ -16,13 +16,6 @@ import (
 // errOOM is Redis's shared.oomerr.
 var errOOM = resp.NewError("OOM command not allowed when used memory > 'maxmemory'.")
 
-// evictPolicies maps maxmemory-policy's values to the store's policies.
-var evictPolicies = map[string]store.EvictPolicy{
-	"noeviction": store.NoEviction, "allkeys-lru": store.AllKeysLRU, "volatile-lru": store.VolatileLRU,
-	"allkeys-lfu": store.AllKeysLFU, "volatile-lfu": store.VolatileLFU, "allkeys-random": store.AllKeysRandom,
-	"volatile-random": store.VolatileRandom, "volatile-ttl": store.VolatileTTL,
-}
-
 // evictionConfig is the node's eviction setting from the CONFIG values.
 func (s *Server) evictionConfig() cluster.EvictionConfig {
 	num := func(name string) int64 {
@@ -30,9 +23,10 @@ func (s *Server) evictionConfig() cluster.EvictionConfig {
 		return n
 	}
 	mm, _ := strconv.ParseUint(s.configValue("maxmemory"), 10, 64)
+	policy, _ := store.EvictPolicyNamed(s.configValue("maxmemory-policy")) // the CONFIG enum's names
 	return cluster.EvictionConfig{
 		MaxMemory: int64(min(mm, 1<<62)),
-		Policy:    evictPolicies[s.configValue("maxmemory-policy")],
+		Policy:    policy,
 		Samples:   int(num("maxmemory-samples")),
 		Tenacity:  int(num("maxmemory-eviction-tenacity")),
 		Access:    store.AccessParams{LogFactor: int(num("lfu-log-factor")), DecayTime: int(num("lfu-decay-time"))},

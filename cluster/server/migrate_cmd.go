@@ -160,12 +160,12 @@ func parseMigrate(args [][]byte) (migrateArgs, error) {
 	return a, nil
 }
 
-func cmdMigrate(s *Server, _ *client, args [][]byte) resp.Value {
+func cmdMigrate(s *Server, c *client, args [][]byte) resp.Value {
 	var keys [][]byte // routed before the options are parsed, as in Redis
 	for _, i := range migrateKeys(args) {
 		keys = append(keys, args[i])
 	}
-	g, slot, v, ok := s.keysLedHere(keys)
+	g, slot, v, ok := s.keysLedHere(c, keys)
 	if !ok {
 		return v
 	}
@@ -177,15 +177,15 @@ func cmdMigrate(s *Server, _ *client, args [][]byte) resp.Value {
 		return resp.Status("NOKEY")
 	}
 	if s.isMigrationTarget(slot, a.host, a.port) {
-		return s.migrateAwait(g, slot, a.keys, a.timeout)
+		return s.migrateAwait(c, g, slot, a.keys, a.timeout)
 	}
-	return s.migrateCopy(g, slot, a)
+	return s.migrateCopy(c, g, slot, a)
 }
 
 // keysLedHere is Redis Cluster's routing of MIGRATE: its keys in one slot
 // (CROSSSLOT), the slot's group led here (MOVED or CLUSTERDOWN). g is nil
 // when there are no keys.
-func (s *Server) keysLedHere(keys [][]byte) (*cluster.Group, uint16, resp.Value, bool) {
+func (s *Server) keysLedHere(c *client, keys [][]byte) (*cluster.Group, uint16, resp.Value, bool) {
 	at := -1
 	for _, k := range keys {
 		if !sameSlot(&at, int(slots.Of(k))) {
@@ -198,7 +198,7 @@ func (s *Server) keysLedHere(keys [][]byte) (*cluster.Group, uint16, resp.Value,
 	slot := uint16(at)
 	g := s.n.GroupOf(slot)
 	if !g.IsLeader() {
-		return nil, 0, s.redirect(g, slot), false
+		return nil, 0, s.redirect(c, g, slot), false
 	}
 	return g, slot, resp.Value{}, true
 }
@@ -235,12 +235,12 @@ func sameHostPort(addr, host, port string) bool {
 // migrateAwait waits until none of keys is live in g any more: the slot's
 // migration moves them. The wait is bounded by the MIGRATE timeout (at
 // least migrateMinWait) and by the server's life.
-func (s *Server) migrateAwait(g *cluster.Group, slot uint16, keys [][]byte, timeout time.Duration) resp.Value {
+func (s *Server) migrateAwait(c *client, g *cluster.Group, slot uint16, keys [][]byte, timeout time.Duration) resp.Value {
 	ctx, cancel := context.WithTimeout(s.ctx, max(timeout, migrateMinWait))
 	defer cancel()
 	live, err := liveKeys(ctx, g, keys)
 	if err != nil {
-		return s.migrateReadError(g, slot, err)
+		return s.migrateReadError(c, g, slot, err)
 	}
 	if live == 0 {
 		return resp.Status("NOKEY")
@@ -258,7 +258,7 @@ func (s *Server) migrateAwait(g *cluster.Group, slot uint16, keys [][]byte, time
 		}
 		pause = min(2*pause, migratePollMax)
 		if live, err = liveKeys(ctx, g, keys); err != nil {
-			return s.migrateReadError(g, slot, err)
+			return s.migrateReadError(c, g, slot, err)
 		}
 	}
 	return resp.OK()
@@ -280,10 +280,10 @@ func liveKeys(ctx context.Context, g *cluster.Group, keys [][]byte) (int, error)
 // migrateReadError is the reply when reading the source failed: MOVED
 // when this node stopped leading it (nothing was done), the timeout as
 // the migration path's, else the error.
-func (s *Server) migrateReadError(g *cluster.Group, slot uint16, err error) resp.Value {
+func (s *Server) migrateReadError(c *client, g *cluster.Group, slot uint16, err error) resp.Value {
 	switch {
 	case errors.Is(err, cluster.ErrNotLeader):
-		return s.redirect(g, slot)
+		return s.redirect(c, g, slot)
 	case errors.Is(err, context.DeadlineExceeded):
 		return resp.Err(errMigrateWait)
 	}
@@ -302,11 +302,11 @@ type migrateItem struct {
 }
 
 // migrateCopy is the real MIGRATE (see the top of this file).
-func (s *Server) migrateCopy(g *cluster.Group, slot uint16, a migrateArgs) resp.Value {
+func (s *Server) migrateCopy(c *client, g *cluster.Group, slot uint16, a migrateArgs) resp.Value {
 	items, err := dumpKeys(s.ctx, g, a.keys)
 	if err != nil {
 		if errors.Is(err, cluster.ErrNotLeader) {
-			return s.redirect(g, slot)
+			return s.redirect(c, g, slot)
 		}
 		return resp.Err(err)
 	}
@@ -475,11 +475,7 @@ func writeMigrate(w io.Writer, a migrateArgs, items []migrateItem) error {
 // writeCommand writes one command as a RESP array of bulk strings; errors
 // stick in bw and come out of Flush.
 func writeCommand(bw *bufio.Writer, args [][]byte) {
-	elems := make([]resp.Value, len(args))
-	for i, arg := range args {
-		elems[i] = resp.Bulk(arg)
-	}
-	_, _ = bw.Write(resp.Array(elems...).Append(nil, resp.RESP2))
+	_, _ = bw.Write(resp.AppendRequest(nil, args))
 }
 
 // readMigrate reads the AUTH and SELECT replies, then one reply per

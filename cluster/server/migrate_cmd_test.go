@@ -255,7 +255,8 @@ type fakeTarget struct {
 	answer  func(args []string) string
 	mu      sync.Mutex
 	cmds    [][]string
-	accepts int // connections accepted
+	accepts int        // connections accepted
+	conns   []net.Conn // open ones, closed by the cleanup
 	wg      sync.WaitGroup
 }
 
@@ -268,7 +269,15 @@ func startFakeTarget(t *testing.T, answer func(args []string) string) *fakeTarge
 	f := &fakeTarget{ln: ln, answer: answer}
 	f.wg.Add(1)
 	go f.serve()
-	t.Cleanup(func() { ln.Close(); f.wg.Wait() })
+	t.Cleanup(func() { // a target going away: MIGRATE's cached connection is not waited for
+		ln.Close()
+		f.mu.Lock()
+		for _, c := range f.conns {
+			c.Close()
+		}
+		f.mu.Unlock()
+		f.wg.Wait()
+	})
 	return f
 }
 
@@ -281,6 +290,7 @@ func (f *fakeTarget) serve() {
 		}
 		f.mu.Lock()
 		f.accepts++
+		f.conns = append(f.conns, c)
 		f.mu.Unlock()
 		f.wg.Add(1)
 		go func() {

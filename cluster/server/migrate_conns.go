@@ -80,7 +80,7 @@ func (m *migrateConns) closeIdle(now time.Time) {
 	}
 }
 
-// cached is the number of connections kept.
+// cached is the number of connections kept (INFO's migrate_cached_sockets).
 func (m *migrateConns) cached() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

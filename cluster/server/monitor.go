@@ -17,9 +17,10 @@ import (
 // (pubsub_output.go), so feeding never waits for a monitor: past the
 // pubsub class's client-output-buffer-limit the monitor is closed.
 // Commands are fed once they ran (as Redis's call() feeds them), those
-// EXEC runs included; EVAL, EVALSHA and FCALL are fed themselves, but the
-// commands a script calls run inside the groups' state machines and are
-// not seen here (docs/compatibility.md).
+// EXEC runs included; the commands a script or function calls run inside
+// the groups' state machines, which keep them while this node has
+// monitors, and are fed after the script's own command, as "[0 lua]"
+// lines (not inside MULTI: a transaction's calls are not split by command).
 
 var (
 	errMonitorDenyBlocking = resp.NewError("ERR MONITOR isn't allowed for DENY BLOCKING client")
@@ -62,6 +63,7 @@ func cmdMonitor(s *Server, c *client, _ [][]byte) {
 	}
 	s.mon.subs[c.id] = sub
 	s.mon.n.Store(int32(len(s.mon.subs)))
+	s.n.SetMonitoring(len(s.mon.subs) > 0) // scripts' calls are kept while monitors exist
 	s.mon.mu.Unlock()
 }
 
@@ -77,6 +79,7 @@ func (s *Server) stopMonitor(c *client) {
 	s.mon.mu.Lock()
 	delete(s.mon.subs, c.id)
 	s.mon.n.Store(int32(len(s.mon.subs)))
+	s.n.SetMonitoring(len(s.mon.subs) > 0) // scripts' calls are kept while monitors exist
 	s.mon.mu.Unlock()
 }
 
@@ -95,12 +98,44 @@ func (s *Server) feedMonitors(c *client, meta *resp.Command, args [][]byte) {
 	if meta.Is(resp.FlagAdmin) {
 		return
 	}
-	line := monitorLine(time.Now(), c.addr, redactArgs(args))
+	now := time.Now()
+	lines := [][]byte{monitorLine(now, c.addr, redactArgs(args))}
+	// A script's calls follow it, from "lua", as Redis feeds them
+	// (its EVAL, EVALSHA and FCALL feed themselves before they run).
+	for _, call := range c.takeScriptCalls(args) {
+		lines = append(lines, monitorLine(now, "lua", redactArgs(call)))
+	}
 	s.mon.mu.Lock()
 	defer s.mon.mu.Unlock()
 	for _, sub := range s.mon.subs {
-		sub.out.push(line)
+		for _, line := range lines {
+			sub.out.push(line)
+		}
 	}
+}
+
+// scriptCalls are the commands one script command of a client called
+// (fsm.Outcome.Calls), kept from its reply until it is fed.
+type scriptCalls struct {
+	args  [][]byte // the script command's arguments (the same slice)
+	calls [][][]byte
+}
+
+// keepScriptCalls keeps the calls of the script command args until
+// feedMonitors prints that command.
+func (c *client) keepScriptCalls(args [][]byte, calls [][][]byte) {
+	c.scriptCalls = append(c.scriptCalls, scriptCalls{args: args, calls: calls})
+}
+
+// takeScriptCalls returns and forgets the calls kept for args.
+func (c *client) takeScriptCalls(args [][]byte) [][][]byte {
+	for i, sc := range c.scriptCalls {
+		if len(args) > 0 && len(sc.args) > 0 && &sc.args[0] == &args[0] {
+			c.scriptCalls = append(c.scriptCalls[:i], c.scriptCalls[i+1:]...)
+			return sc.calls
+		}
+	}
+	return nil
 }
 
 // monitorLine is one line of MONITOR's output.

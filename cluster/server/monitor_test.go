@@ -46,7 +46,13 @@ func TestMonitor(t *testing.T) {
 		{[]string{"INCR", "n"}, "+QUEUED", nil},
 		{[]string{"MONITOR"}, "+QUEUED", nil},
 		{[]string{"EXEC"}, "[:1 -ERR MONITOR isn't allowed for DENY BLOCKING client]", []string{`"INCR" "n"`, `"EXEC"`}},
-		{[]string{"EVAL", "return redis.call('GET', KEYS[1])", "1", "k"}, "a b\n\x01", []string{`"EVAL" "return redis.call('GET', KEYS[1])" "1" "k"`}},
+		// A script's calls follow it, from "lua", as Redis feeds them.
+		{[]string{"EVAL", "return redis.call('GET', KEYS[1])", "1", "k"}, "a b\n\x01",
+			[]string{`"EVAL" "return redis.call('GET', KEYS[1])" "1" "k"`, `lua] "GET" "k"`}},
+		{[]string{"EVAL", "redis.call('SET', KEYS[1], 'x'); return redis.pcall('INCR', KEYS[1])", "1", "s"}, "",
+			[]string{`"EVAL" "redis.call('SET', KEYS[1], 'x'); return redis.pcall('INCR', KEYS[1])" "1" "s"`, `lua] "SET" "s" "x"`, `lua] "INCR" "s"`}},
+		{[]string{"EVAL_RO", "return redis.call('STRLEN', KEYS[1])", "1", "s"}, ":1",
+			[]string{`"EVAL_RO" "return redis.call('STRLEN', KEYS[1])" "1" "s"`, `lua] "STRLEN" "s"`}},
 		{[]string{"CONFIG", "SET", "maxclients", "100"}, "+OK", nil}, // admin: not shown
 		{[]string{"NOSUCH"}, "-ERR unknown command 'NOSUCH', with args beginning with: ", nil},
 		{[]string{"PING"}, "+PONG", []string{`"PING"`}},
@@ -57,6 +63,14 @@ func TestMonitor(t *testing.T) {
 			t.Errorf("%q = %q, want %q", tc.args, got, tc.reply)
 		}
 		for _, want := range tc.fed {
+			if from, ok := strings.CutPrefix(want, "lua] "); ok {
+				// a script's call: check its client field too
+				line := m.read(10 * time.Second)
+				if !stamp.MatchString(line) || !strings.HasSuffix(line, "[0 lua] "+from) {
+					t.Errorf("after %q the monitor printed %s, want [0 lua] %s", tc.args, line, from)
+				}
+				continue
+			}
 			if line := readMonitor(t, m); line != want {
 				t.Errorf("after %q the monitor printed %s, want %s", tc.args, line, want)
 			}

@@ -27,12 +27,7 @@ import (
 // in the EXEC array.
 
 var (
-	errExecWithoutMulti    = resp.NewError("ERR EXEC without MULTI")
-	errDiscardWithoutMulti = resp.NewError("ERR DISCARD without MULTI")
-	errMultiNested         = resp.NewError("ERR MULTI calls can not be nested")
-	errWatchInMulti        = resp.NewError("ERR WATCH inside MULTI is not allowed")
-	errExecAbort           = resp.NewError("EXECABORT Transaction discarded because of previous errors.")
-	errNotInMulti          = resp.NewError("ERR Command not allowed inside a transaction")
+	errNotInMulti = resp.NewError("ERR Command not allowed inside a transaction")
 )
 
 // txState is a connection's MULTI and WATCH state (client.tx).
@@ -75,7 +70,7 @@ func (s *Server) queueInMulti(c *client, cmd resp.Request) bool {
 	}
 	tx := c.tx
 	s.received(c, cmd, route{cmd: found}, time.Now())
-	reply := s.checkQueued(found, args)
+	reply := s.checkQueued(c, found, args)
 	if reply.IsError() {
 		tx.dirty = true
 		s.rejected(found, args)
@@ -101,7 +96,7 @@ func (s *Server) queueInMulti(c *client, cmd resp.Request) bool {
 
 // checkQueued is Redis Cluster's check of a command about to be queued:
 // +QUEUED, or the error that flags the transaction.
-func (s *Server) checkQueued(cmd *command, args [][]byte) resp.Value {
+func (s *Server) checkQueued(c *client, cmd *command, args [][]byte) resp.Value {
 	if cmd == nil {
 		return resp.Err(resp.ErrUnknownCommand(args[0], args[1:]))
 	}
@@ -110,6 +105,9 @@ func (s *Server) checkQueued(cmd *command, args [][]byte) resp.Value {
 	}
 	if cmd.meta.Is(resp.FlagNoMulti) {
 		return resp.Err(errNotInMulti)
+	}
+	if v := s.aclQueued(c, cmd, args); v != nil { // NOPERM (acl_multi.go)
+		return *v
 	}
 	if cmd.isNode() {
 		return s.queuedUnlessOOM()
@@ -131,7 +129,7 @@ func (s *Server) checkQueued(cmd *command, args [][]byte) resp.Value {
 	}
 	g := s.n.GroupOf(slot)
 	if !g.IsLeader() {
-		return s.redirect(g, slot)
+		return s.redirect(c, g, slot)
 	}
 	if err := s.busyErr(g, cmd); err != nil { // as Redis: refused, and EXEC will abort (busy.go)
 		return resp.Err(err)
@@ -163,7 +161,7 @@ func multiCommands() []*command {
 
 func cmdMulti(_ *Server, c *client, _ [][]byte) resp.Value {
 	if inMulti(c) {
-		return resp.Err(errMultiNested)
+		return resp.Err(resp.ErrMultiNested)
 	}
 	txOf(c).multi = true
 	return resp.OK()
@@ -171,7 +169,7 @@ func cmdMulti(_ *Server, c *client, _ [][]byte) resp.Value {
 
 func cmdDiscard(_ *Server, c *client, _ [][]byte) resp.Value {
 	if !inMulti(c) {
-		return resp.Err(errDiscardWithoutMulti)
+		return resp.Err(resp.ErrDiscardWithoutMulti)
 	}
 	c.tx = nil // DISCARD unwatches too
 	return resp.OK()
@@ -188,7 +186,7 @@ func cmdUnwatch(_ *Server, c *client, _ [][]byte) resp.Value {
 // linearizable read. The keys of one WATCH must share a slot led here.
 func cmdWatch(s *Server, c *client, args [][]byte) resp.Value {
 	if inMulti(c) {
-		return resp.Err(errWatchInMulti)
+		return resp.Err(resp.ErrWatchInMulti)
 	}
 	keys := args[1:]
 	slot := slots.Of(keys[0])
@@ -199,14 +197,14 @@ func cmdWatch(s *Server, c *client, args [][]byte) resp.Value {
 	}
 	g := s.n.GroupOf(slot)
 	if !g.IsLeader() {
-		return s.redirect(g, slot)
+		return s.redirect(c, g, slot)
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
 	defer cancel()
 	var ws []fsm.Watch
 	if err := g.Read(ctx, func(st fsm.Reader) { ws = st.Observe(cluster.ReadNow(st), keys) }); err != nil {
 		if errors.Is(err, cluster.ErrNotLeader) {
-			return s.redirect(g, slot)
+			return s.redirect(c, g, slot)
 		}
 		return resp.Err(err)
 	}
@@ -226,7 +224,7 @@ next:
 // cmdExec runs the queued transaction (see the top of this file).
 func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 	if !inMulti(c) {
-		return resp.Err(errExecWithoutMulti)
+		return resp.Err(resp.ErrExecWithoutMulti)
 	}
 	start := time.Now()
 	tx := c.tx
@@ -235,7 +233,7 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 		return resp.Err(err)
 	}
 	if tx.dirty {
-		return resp.Err(errExecAbort)
+		return resp.Err(resp.ErrExecAbort)
 	}
 	if s.txOutOfMemory(tx) {
 		return resp.Err(errExecAbortOOM)
@@ -246,10 +244,12 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 			return resp.Err(resp.ErrCrossSlot)
 		}
 	}
+	replies := make([]resp.Value, len(tx.queued))
+	denied := s.aclExecDenied(c, tx.queued, replies) // the rules changed since queuing (acl_multi.go)
 	var data [][][]byte
 	var at []int
 	for i, q := range tx.queued {
-		if q.slot < 0 {
+		if q.slot < 0 || denied[i] {
 			continue
 		}
 		if !sameSlot(&slot, q.slot) {
@@ -258,13 +258,12 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 		data = append(data, q.args)
 		at = append(at, i)
 	}
-	replies := make([]resp.Value, len(tx.queued))
 	if slot >= 0 {
 		g := s.n.GroupOf(uint16(slot))
 		if !g.IsLeader() {
 			// Leadership moved since the commands were queued: nothing was
 			// proposed, so the client may retry the transaction there.
-			return s.redirect(g, uint16(slot))
+			return s.redirect(c, g, uint16(slot))
 		}
 		if !watchedIn(tx.watches, g.ID()) {
 			return resp.NullArray() // a watched key's slot moved to another group: it changed
@@ -285,7 +284,7 @@ func cmdExec(s *Server, c *client, _ [][]byte) resp.Value {
 	defer func() { c.inExec = false }()
 	for i, q := range tx.queued {
 		switch {
-		case q.slot >= 0:
+		case q.slot >= 0 || denied[i]:
 		case q.cmd.isNode():
 			replies[i] = s.runNode(c, q.cmd, q.args)
 		default:
@@ -332,17 +331,19 @@ func watchedIn(ws []fsm.Watch, gid uint32) bool {
 // proposeExec proposes a transaction: cluster.ErrNotLeader (never reached the log)
 // redirects; any other error, such as an unknown outcome, is the reply.
 func (s *Server) proposeExec(c *client, g *cluster.Group, slot uint16, exec [][]byte) resp.Value {
-	ctx, cancel := context.WithTimeout(proposeCtx(s.ctx, c), requestTimeout)
+	batch := [][][]byte{exec}
+	ctx, cancel := context.WithTimeout(withScriptUser(proposeCtx(s.ctx, c), c, batch), requestTimeout)
 	defer cancel()
-	outcomes, err := g.Propose(ctx, [][][]byte{exec})
+	outcomes, err := g.Propose(ctx, batch)
 	switch {
 	case errors.Is(err, cluster.ErrNotLeader):
-		return s.redirect(g, slot)
+		return s.redirect(c, g, slot)
 	case err != nil:
 		return resp.Err(err)
 	case len(outcomes) != 1:
 		return resp.Err(errors.New("ERR internal error: proposal returned a wrong number of outcomes"))
 	}
+	s.noteScriptDenials(c, outcomes[0])
 	return s.reply(nil, g, outcomes[0], exec) // never blocks: a transaction runs with NoBlock
 }
 

@@ -47,10 +47,18 @@ func fuzzNodeSeeds() [][]byte {
 				heads = append(heads, []string{name, strings.SplitN(sc.meta.Name, "|", 2)[1]})
 			}
 		}
-		for _, h := range heads {
-			for _, tail := range tails {
-				out = append(out, []byte(strings.Join(append(append([]string(nil), h...), tail...), "\x00")))
-			}
+		out = append(out, fuzzArgSeeds(heads, tails)...)
+	}
+	return out
+}
+
+// fuzzArgSeeds are each head followed by each tail, as a fuzz input:
+// the arguments joined by NUL bytes.
+func fuzzArgSeeds(heads, tails [][]string) [][]byte {
+	var out [][]byte
+	for _, h := range heads {
+		for _, tail := range tails {
+			out = append(out, []byte(strings.Join(append(append([]string(nil), h...), tail...), "\x00")))
 		}
 	}
 	return out
@@ -75,36 +83,41 @@ func FuzzNodeCommands(f *testing.F) {
 			(len(args) > 1 && fuzzSkipped[name+"|"+strings.ToLower(string(args[1]))]) {
 			return
 		}
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		words := make([]string, len(args))
-		for i, a := range args {
-			words[i] = string(a)
-		}
-		if _, err := conn.Write(encodeCommand(words...)); err != nil {
-			t.Fatal(err)
-		}
-		rd := bufio.NewReader(conn)
-		if err := readRESP(rd, 0); err != nil {
-			t.Fatalf("%q: no valid reply: %v", args, err)
-		}
-		// The server still serves (a fresh connection: this one may be
-		// subscribed or closing).
-		ping, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatalf("after %q: %v", args, err)
-		}
-		defer ping.Close()
-		_ = ping.SetDeadline(time.Now().Add(10 * time.Second))
-		_, _ = ping.Write(encodeCommand("PING"))
-		if got, err := bufio.NewReader(ping).ReadString('\n'); err != nil || got != "+PONG\r\n" {
-			t.Fatalf("after %q: PING = %q, %v", args, got, err)
-		}
+		fuzzOne(t, addr, args)
 	})
+}
+
+// fuzzOne sends args as one command to addr on a new connection and
+// checks that a valid RESP value comes back and that the listener still
+// serves (PING on a fresh connection: this one may be subscribed or
+// closing).
+func fuzzOne(t *testing.T, addr string, args [][]byte) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = string(a)
+	}
+	if _, err := conn.Write(encodeCommand(words...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := readRESP(bufio.NewReader(conn), 0); err != nil {
+		t.Fatalf("%q: no valid reply: %v", args, err)
+	}
+	ping, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("after %q: %v", args, err)
+	}
+	defer ping.Close()
+	_ = ping.SetDeadline(time.Now().Add(10 * time.Second))
+	_, _ = ping.Write(encodeCommand("PING"))
+	if got, err := bufio.NewReader(ping).ReadString('\n'); err != nil || got != "+PONG\r\n" {
+		t.Fatalf("after %q: PING = %q, %v", args, got, err)
+	}
 }
 
 // readRESP reads one RESP2 or RESP3 value and fails on anything malformed,

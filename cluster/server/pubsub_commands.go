@@ -10,8 +10,6 @@ import (
 // PUBLISH PUBSUB SSUBSCRIBE SUNSUBSCRIBE SPUBLISH, and the rules of the
 // RESP2 subscribed state.
 
-const errSubscribedContext = "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
-
 func pubsubCommands() []*command {
 	const (
 		subFlags = resp.FlagPubSub | resp.FlagNoScript | resp.FlagLoading | resp.FlagStale
@@ -93,7 +91,7 @@ func cmdPSubscribe(s *Server, c *client, args [][]byte) {
 }
 
 func cmdSSubscribe(s *Server, c *client, args [][]byte) {
-	if _, v, ok := s.shardRoute(args[1:]); !ok {
+	if _, v, ok := s.shardRoute(c, args[1:]); !ok {
 		s.send(c, v)
 		return
 	}
@@ -111,7 +109,7 @@ func cmdPUnsubscribe(s *Server, c *client, args [][]byte) {
 
 func cmdSUnsubscribe(s *Server, c *client, args [][]byte) {
 	if len(args) > 1 {
-		if _, v, ok := s.shardRoute(args[1:]); !ok {
+		if _, v, ok := s.shardRoute(c, args[1:]); !ok {
 			s.send(c, v)
 			return
 		}
@@ -141,8 +139,8 @@ func cmdPublish(s *Server, _ *client, args [][]byte) resp.Value {
 	return resp.Int(int64(s.publishCluster(args[1], args[2])))
 }
 
-func cmdSPublish(s *Server, _ *client, args [][]byte) resp.Value {
-	if _, v, ok := s.shardRoute(args[1:2]); !ok {
+func cmdSPublish(s *Server, c *client, args [][]byte) resp.Value {
+	if _, v, ok := s.shardRoute(c, args[1:2]); !ok {
 		return v
 	}
 	return resp.Int(int64(s.publishShard(args[1], args[2])))
@@ -249,13 +247,13 @@ func (s *Server) pubsubGate(c *client, cmd resp.Request) bool {
 		return false
 	}
 	if keys := r.cmd.meta.KeysOf(args); r.kind == routeNode && len(keys) > 0 {
-		if _, _, ok := s.shardRoute(keys); !ok {
+		if _, _, ok := s.shardRoute(c, keys); !ok {
 			return false // a redirect comes first, as for a data command's key
 		}
 	}
 	s.received(c, cmd, r, time.Now())
 	s.rejected(r.cmd, args)
-	s.send(c, resp.Err(resp.Errorf(errSubscribedContext, name)))
+	s.send(c, resp.Err(resp.ErrSubscribedContext(name)))
 	return true
 }
 

@@ -28,7 +28,7 @@ const shardWatchTick = 100 * time.Millisecond
 
 // shardRoute checks that the channels share a slot whose group this node
 // leads; the error reply (CROSSSLOT, MOVED, CLUSTERDOWN) otherwise.
-func (s *Server) shardRoute(channels [][]byte) (uint16, resp.Value, bool) {
+func (s *Server) shardRoute(c *client, channels [][]byte) (uint16, resp.Value, bool) {
 	slot := slots.Of(channels[0])
 	for _, ch := range channels[1:] {
 		if slots.Of(ch) != slot {
@@ -40,7 +40,7 @@ func (s *Server) shardRoute(channels [][]byte) (uint16, resp.Value, bool) {
 		return 0, resp.Err(resp.ErrClusterDown), false
 	}
 	if !g.IsLeader() {
-		return 0, s.redirect(g, slot), false
+		return 0, s.redirect(c, g, slot), false
 	}
 	return slot, resp.Value{}, true
 }

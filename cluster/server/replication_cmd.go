@@ -225,7 +225,7 @@ func (s *Server) waitAcks(c *client, n int64, timeout time.Duration) int {
 	var gone <-chan struct{}
 	if c.watch != nil && !c.inExec {
 		var stop func()
-		gone, stop = c.watch.watch()
+		gone, stop = c.watch.Watch()
 		defer stop()
 	}
 	tick := time.NewTicker(waitPoll)

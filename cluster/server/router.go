@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slotraft/slotraft/acl"
 	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
@@ -23,6 +24,7 @@ const (
 	routeStale                    // a READONLY read on a local replica
 	routeWrite                    // a write proposed to a group led here
 	routeKeyless                  // a data command without keys
+	routeDebug                    // an EVAL run as a Lua debugging session (script_debug.go)
 )
 
 // route is where one command goes.
@@ -31,6 +33,8 @@ type route struct {
 	cmd   *command
 	group *cluster.Group
 	reply resp.Value
+	// denial: the reply is NOPERM, to log when the command is answered.
+	denial *acl.Denial
 }
 
 // maxBatch bounds how many pipelined commands share one proposal or one
@@ -64,7 +68,9 @@ func (s *Server) serveRun(c *client, cmds []resp.Request) int {
 		return 1
 	}
 	now := time.Now()
+	c.scriptCalls = c.scriptCalls[:0] // what MONITOR did not print of the last run
 	r := s.route(c, cmds[0].Args)
+	s.noteDenied(c, r, acl.ContextToplevel)
 	c.asking = false // ASKING lasts one command (its handler sets it again)
 	s.received(c, cmds[0], r, now)
 	switch {
@@ -136,7 +142,7 @@ func (s *Server) runBatch(c *client, r route, data []*fsm.Command, batch [][][]b
 		}
 	})
 	if r.kind == routeRead {
-		return s.readMany(r.group, data, batch, s.readOpts(c))
+		return s.readMany(c, r.group, data, batch, s.readOpts(c))
 	}
 	return s.propose(c, r.group, batch)
 }
@@ -162,6 +168,9 @@ func (s *Server) received(c *client, cmd resp.Request, r route, now time.Time) {
 // CLUSTERDOWN or BUSY (busy.go) are answered here; the rest is run by exec
 // or propose.
 func (s *Server) route(c *client, args [][]byte) route {
+	if r, refused := s.aclRefused(c, args); refused { // NOAUTH, NOPERM (acl_gate.go)
+		return r
+	}
 	return s.busyRefused(s.routeCommand(c, args))
 }
 
@@ -179,6 +188,9 @@ func (s *Server) routeCommand(c *client, args [][]byte) route {
 	}
 	if cmd.isNode() {
 		return route{kind: routeNode, cmd: cmd}
+	}
+	if c.ldb != ldbOff && cmd.data.Script != nil && !cmd.data.Script.Function {
+		return s.routeDebug(c, cmd, args) // SCRIPT DEBUG (script_debug.go)
 	}
 	if r, ok := s.routeScript(c, cmd, args); ok { // EVAL & co. (script.go)
 		if reply, refused := s.oomRefused(r.cmd, args); r.kind == routeWrite && refused {
@@ -198,7 +210,7 @@ func (s *Server) routeCommand(c *client, args [][]byte) route {
 	}
 	g := s.n.GroupOf(slot)
 	if c.asking || cmd.meta.Is(resp.FlagAsking) {
-		t, reply := s.askedGroup(slot)
+		t, reply := s.askedGroup(c, slot)
 		if reply != nil {
 			return route{cmd: cmd, reply: *reply}
 		}
@@ -225,16 +237,17 @@ func (s *Server) routeCommand(c *client, args [][]byte) route {
 	case s.awaitFlip(slot):
 		return s.routeCommand(c, args)
 	}
-	return route{cmd: cmd, reply: s.redirect(g, slot)}
+	return route{cmd: cmd, reply: s.redirect(c, g, slot)}
 }
 
-// redirect is MOVED to the slot's leader, or CLUSTERDOWN while no leader is known.
-func (s *Server) redirect(g *cluster.Group, slot uint16) resp.Value {
+// redirect is MOVED to the slot's leader (its TLS address for a client on
+// TLS, as Redis), or CLUSTERDOWN while no leader is known.
+func (s *Server) redirect(c *client, g *cluster.Group, slot uint16) resp.Value {
 	leader, ok := s.n.Leader(g)
 	if !ok || leader.ID == s.n.Self().ID || leader.ClientAddr == "" {
 		return resp.Err(resp.ErrClusterDown)
 	}
-	return resp.Err(resp.ErrMoved(slot, leader.ClientAddr))
+	return resp.Err(resp.ErrMoved(slot, s.clientAddr(c, leader)))
 }
 
 // exec runs one routed command that is not a batched write; a panic on
@@ -247,20 +260,22 @@ func (s *Server) exec(c *client, r route, args [][]byte) (v resp.Value) {
 	case routeNode:
 		return s.runNode(c, r.cmd, args)
 	case routeRead:
-		return s.readMany(r.group, []*fsm.Command{r.cmd.data}, [][][]byte{args}, s.readOpts(c))[0]
+		return s.readMany(c, r.group, []*fsm.Command{r.cmd.data}, [][][]byte{args}, s.readOpts(c))[0]
 	case routeStale:
-		return s.readStale(r.group, r.cmd.data, args, s.readOpts(c))
+		return s.readStale(c, r.group, r.cmd.data, args, s.readOpts(c))
 	case routeWrite:
 		return s.propose(c, r.group, [][][]byte{args})[0]
 	case routeKeyless:
 		return s.keyless(r.cmd, args)
+	case routeDebug:
+		return s.debugEval(c, r.group, r.cmd, args)
 	}
 	return r.reply
 }
 
 // readMany runs reads cmds[i] with args batch[i] on a group led here,
 // linearizably, after one read-index round.
-func (s *Server) readMany(g *cluster.Group, cmds []*fsm.Command, batch [][][]byte, opts fsm.ReadOpts) []resp.Value {
+func (s *Server) readMany(c *client, g *cluster.Group, cmds []*fsm.Command, batch [][][]byte, opts fsm.ReadOpts) []resp.Value {
 	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
 	defer cancel()
 	outcomes := make([]fsm.Outcome, len(batch))
@@ -272,23 +287,23 @@ func (s *Server) readMany(g *cluster.Group, cmds []*fsm.Command, batch [][][]byt
 	out := make([]resp.Value, len(batch))
 	for i, args := range batch {
 		if err != nil {
-			out[i] = s.groupError(g, args, err)
+			out[i] = s.groupError(c, g, args, err)
 		} else {
 			s.noteLookups(outcomes[i])
-			out[i] = s.reply(nil, g, outcomes[i], args)
+			out[i] = s.reply(c, g, outcomes[i], args)
 		}
 	}
 	return out
 }
 
 // readStale runs a read command on the local replica of g (READONLY clients).
-func (s *Server) readStale(g *cluster.Group, cmd *fsm.Command, args [][]byte, opts fsm.ReadOpts) resp.Value {
+func (s *Server) readStale(c *client, g *cluster.Group, cmd *fsm.Command, args [][]byte, opts fsm.ReadOpts) resp.Value {
 	var o fsm.Outcome
 	if err := g.ReadStale(func(st fsm.Reader) { o = st.ReadWith(cluster.ReadNow(st), cmd, args, opts) }); err != nil {
-		return s.groupError(g, args, err)
+		return s.groupError(c, g, args, err)
 	}
 	s.noteLookups(o)
-	return s.reply(nil, g, o, args)
+	return s.reply(c, g, o, args)
 }
 
 // propose proposes a batch of writes of client c (nil for the server's
@@ -296,14 +311,14 @@ func (s *Server) readStale(g *cluster.Group, cmd *fsm.Command, args [][]byte, op
 // (never reached the log) redirects; any other error, such as
 // resp.ErrOutcomeUnknown, is every command's reply — never a redirect.
 func (s *Server) propose(c *client, g *cluster.Group, batch [][][]byte) []resp.Value {
-	ctx, cancel := context.WithTimeout(proposeCtx(s.ctx, c), requestTimeout)
+	ctx, cancel := context.WithTimeout(withScriptUser(proposeCtx(s.ctx, c), c, batch), requestTimeout)
 	outcomes, err := g.Propose(ctx, batch)
 	cancel()
 	out := make([]resp.Value, len(batch))
 	for i, args := range batch {
 		switch {
 		case err != nil:
-			out[i] = s.groupError(g, args, err)
+			out[i] = s.groupError(c, g, args, err)
 		case len(outcomes) != len(batch):
 			out[i] = resp.Err(errors.New("internal error: proposal returned a wrong number of outcomes"))
 		default:
@@ -321,9 +336,13 @@ func (s *Server) propose(c *client, g *cluster.Group, batch [][][]byte) []resp.V
 // for a command that blocked, what it gets when it is served, times out or
 // is sent elsewhere (which it waits for here).
 func (s *Server) reply(c *client, g *cluster.Group, o fsm.Outcome, args [][]byte) resp.Value {
+	if c != nil && len(o.Calls) > 0 {
+		c.keepScriptCalls(args, o.Calls) // for MONITOR, after the script's line (monitor.go)
+	}
+	s.noteScriptDenials(c, o)
 	switch o.Kind {
 	case fsm.OutcomeAsk:
-		return s.askReply(o.Slot, o.Group)
+		return s.askReply(c, o.Slot, o.Group)
 	case fsm.OutcomeTryAgain:
 		return resp.Err(resp.ErrTryAgain)
 	case fsm.OutcomeBlocked:
@@ -334,12 +353,12 @@ func (s *Server) reply(c *client, g *cluster.Group, o fsm.Outcome, args [][]byte
 
 // groupError turns a group's error into a reply: MOVED (or CLUSTERDOWN) when
 // this node is not the leader, the error itself otherwise.
-func (s *Server) groupError(g *cluster.Group, args [][]byte, err error) resp.Value {
+func (s *Server) groupError(c *client, g *cluster.Group, args [][]byte, err error) resp.Value {
 	if errors.Is(err, cluster.ErrNotLeader) {
 		cmd := s.table.lookup(args[0])
 		if cmd != nil {
 			if keys := cmd.meta.KeysOf(args); len(keys) > 0 {
-				return s.redirect(g, slots.Of(keys[0]))
+				return s.redirect(c, g, slots.Of(keys[0]))
 			}
 		}
 		return resp.Err(resp.ErrClusterDown)
@@ -369,7 +388,7 @@ func (s *Server) keyless(cmd *command, args [][]byte) resp.Value {
 	if run, busy := s.n.BusyScript(g.ID(), s.busyThreshold()); busy && !cmd.meta.Is(resp.FlagAllowBusy) {
 		return resp.Err(busyError(run.Function)) // every local group is busy (busy.go)
 	}
-	return s.readStale(g, cmd.data, args, fsm.ReadOpts{})
+	return s.readStale(nil, g, cmd.data, args, fsm.ReadOpts{})
 }
 
 // ledGroups are the groups this node leads, in slot order.

@@ -29,13 +29,13 @@ const frozenWait = 2 * time.Second
 //
 // With neither g nor a reply the command is routed as without ASKING: the
 // slot is no longer migrating (it flipped) or never was.
-func (s *Server) askedGroup(slot uint16) (g *cluster.Group, reply *resp.Value) {
+func (s *Server) askedGroup(c *client, slot uint16) (g *cluster.Group, reply *resp.Value) {
 	deadline := time.NewTimer(flipWait)
 	defer deadline.Stop()
 	for {
 		changed := s.n.MapChanged()
 		if mig, ok := s.n.Migration(slot); ok {
-			return s.askedTarget(slot, mig.To)
+			return s.askedTarget(c, slot, mig.To)
 		}
 		if s.n.GroupOf(slot).IsLeader() {
 			return nil, nil
@@ -52,7 +52,7 @@ func (s *Server) askedGroup(slot uint16) (g *cluster.Group, reply *resp.Value) {
 
 // askedTarget: the migration target group gid if this node leads it, else
 // -ASK to its leader elsewhere, else TRYAGAIN.
-func (s *Server) askedTarget(slot uint16, gid uint32) (*cluster.Group, *resp.Value) {
+func (s *Server) askedTarget(c *client, slot uint16, gid uint32) (*cluster.Group, *resp.Value) {
 	g, ok := s.n.Group(gid)
 	if ok && g.IsLeader() {
 		return g, nil
@@ -60,7 +60,7 @@ func (s *Server) askedTarget(slot uint16, gid uint32) (*cluster.Group, *resp.Val
 	v := resp.Err(resp.ErrTryAgain)
 	if ok {
 		if leader, known := s.n.Leader(g); known && leader.ID != s.n.Self().ID && leader.ClientAddr != "" {
-			v = resp.Err(resp.ErrAsk(slot, leader.ClientAddr))
+			v = resp.Err(resp.ErrAsk(slot, s.clientAddr(c, leader)))
 		}
 	}
 	return nil, &v
@@ -69,10 +69,10 @@ func (s *Server) askedTarget(slot uint16, gid uint32) (*cluster.Group, *resp.Val
 // askReply is Redis's -ASK slot host:port for keys of slot that went to
 // group gid, with the group's leader, or TRYAGAIN while the group has no
 // known leader.
-func (s *Server) askReply(slot uint16, gid uint32) resp.Value {
+func (s *Server) askReply(c *client, slot uint16, gid uint32) resp.Value {
 	if g, found := s.n.Group(gid); found {
 		if leader, ok := s.n.Leader(g); ok && leader.ClientAddr != "" {
-			return resp.Err(resp.ErrAsk(slot, leader.ClientAddr))
+			return resp.Err(resp.ErrAsk(slot, s.clientAddr(c, leader)))
 		}
 	}
 	return resp.Err(resp.ErrTryAgain)
@@ -111,16 +111,29 @@ const flipWait = 200 * time.Millisecond
 // node's map no longer shows the migration, and reports whether it did, so
 // the command is routed again.
 func (s *Server) awaitFlip(slot uint16) bool {
-	deadline := time.NewTimer(flipWait)
-	defer deadline.Stop()
-	for first := true; ; first = false {
-		changed := s.n.MapChanged()
+	first := true
+	return s.awaitMap(flipWait, func() (bool, bool) {
+		defer func() { first = false }()
 		mig, ok := s.n.Migration(slot)
 		if !ok {
-			return !first // flipped since the command was routed
+			return true, !first // flipped since the command was routed
 		}
 		if g, ok := s.n.Group(mig.To); !ok || !g.IsLeader() {
-			return false
+			return true, false
+		}
+		return false, false
+	})
+}
+
+// awaitMap checks cond at once and after each change of this node's map,
+// until it says done or wait passed (then false): its answer is ok.
+func (s *Server) awaitMap(wait time.Duration, cond func() (done, ok bool)) bool {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		changed := s.n.MapChanged()
+		if done, ok := cond(); done {
+			return ok
 		}
 		select {
 		case <-changed:

@@ -159,6 +159,8 @@ func (s *Server) routeKeylessScript(c *client, cmd *command, readOnly bool) rout
 
 var scriptHelp = []string{
 	"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"DEBUG (YES|SYNC|NO)",
+	"    Set the debug mode for subsequent scripts executed.",
 	"EXISTS <sha1> [<sha1> ...]",
 	"    Return information about the existence of the scripts in the script cache.",
 	"FLUSH [ASYNC|SYNC]",
@@ -184,6 +186,8 @@ func scriptCommands() []*command {
 	}
 	allNodes := []string{"request_policy:all_nodes", "response_policy:all_succeeded"}
 	subs := []*command{
+		sub("debug", 3, resp.FlagNoScript, "3.2.0", "Sets the debug mode of server-side Lua scripts.", "O(1)", nil,
+			cmdScriptDebug), // script_debug.go
 		sub("exists", -3, resp.FlagNoScript, "2.6.0", "Determines whether server-side Lua scripts exist in the script cache.",
 			"O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
 			[]string{"request_policy:all_shards", "response_policy:agg_logical_and"}, cmdScriptExists),
@@ -202,10 +206,13 @@ func scriptCommands() []*command {
 	return []*command{container(meta, subs...)}
 }
 
-func statusLines(lines []string) resp.Value {
-	out := make([]resp.Value, len(lines))
-	for i, l := range lines {
-		out[i] = resp.Status(l)
+func statusLines(lines []string) resp.Value { return stringsArray(lines, resp.Status) }
+
+// stringsArray is an array of ss, each rendered by each.
+func stringsArray(ss []string, each func(string) resp.Value) resp.Value {
+	out := make([]resp.Value, len(ss))
+	for i, l := range ss {
+		out[i] = each(l)
 	}
 	return resp.Array(out...)
 }

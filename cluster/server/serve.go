@@ -1,11 +1,14 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"time"
 
+	"github.com/slotraft/slotraft/cluster/server/internal/readahead"
 	"github.com/slotraft/slotraft/resp"
 )
 
@@ -29,25 +32,37 @@ func (s *Server) Serve(ln net.Listener) error {
 	done := s.serving
 	s.mu.Unlock()
 	defer close(done)
+	if err := s.startTLS(); err != nil {
+		return err
+	}
 	go s.sampleStats() // ends with s.ctx (Close)
+	go s.startACL()    // the config file's requirepass, the aclfile (acl_config.go)
+	return acceptLoop(ln, s.isClosed, s.log, func(nc net.Conn) {
+		if c := s.accept(nc); c != nil {
+			go s.serveConn(c)
+		}
+	})
+}
+
+// acceptLoop accepts connections on ln and hands each to serve until ln
+// closes (closed reports a Close), then returns nil. Out of file
+// descriptors and the like, it waits before the next Accept, as
+// net/http does, rather than spin on the error.
+func acceptLoop(ln net.Listener, closed func() bool, log *slog.Logger, serve func(net.Conn)) error {
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
-			if s.isClosed() || errors.Is(err, net.ErrClosed) {
+			if closed() || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			// Out of file descriptors and the like: wait, as net/http does,
-			// rather than spin on the error.
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.log.Warn("accept", "err", err, "retry_in", backoff)
+			log.Warn("accept", "err", err, "retry_in", backoff)
 			time.Sleep(backoff) // a pause before the next Accept, not a wait for a condition
 			continue
 		}
 		backoff = 0
-		if c := s.accept(nc); c != nil {
-			go s.serveConn(c)
-		}
+		serve(nc)
 	}
 }
 
@@ -66,17 +81,22 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	ln, serving := s.ln, s.serving
+	s.debugs.endAll(false, endNodeClosing, true) // their scripts stop at once, not at their budget's end
+	ln, serving, facade := s.ln, s.serving, s.sentinel
 	for _, c := range s.clients {
 		_ = c.conn.nc.Close()
 	}
 	s.mu.Unlock()
+	if facade != nil {
+		_ = facade.Close() // its subscribers' writers are the pub/sub's (pubsub.go)
+	}
 	s.cancel()
 	s.migrateConns.closeAll()
 	if ln != nil {
 		_ = ln.Close()
 		<-serving
 	}
+	s.tlsSrv.close()
 	s.conns.Wait()
 	s.ps.close()
 	<-s.trk.done
@@ -87,11 +107,14 @@ func (s *Server) Close() error {
 // closing or has maxclients clients already (with Redis's error, as Redis).
 func (s *Server) accept(nc net.Conn) *client {
 	s.setKeepAlive(nc)
-	w := &watchConn{Conn: nc}
+	w := &readahead.Conn{Conn: nc}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		_ = nc.Close()
+		return nil
+	}
+	if s.protectedRefused(nc) {
 		return nil
 	}
 	if int64(len(s.clients)) >= s.connCfg.maxClients.Load() {
@@ -102,7 +125,9 @@ func (s *Server) accept(nc net.Conn) *client {
 		return nil
 	}
 	c := newClient(s.nextID.Add(1), newClientConn(w, s.connCfg.limits(), &s.io))
+	_, c.onTLS = nc.(*tls.Conn)
 	c.watch = w
+	s.initACL(c)
 	s.clients[c.id] = c
 	s.conns.Add(1)
 	s.stats.connections.Add(1)
@@ -124,14 +149,19 @@ func (s *Server) serveConn(c *client) {
 		c.io.Lock() // invalidations wait for this pipeline's replies (tracking_cmd.go)
 		keep := s.handle(c, reqs)
 		if keep {
+			// What CLIENT LIST of other connections shows (client_info.go)
+			// is published before the replies go, so that a client that
+			// read its reply is shown as it left the server; then only
+			// the output buffer, once written.
+			c.argvMem = 0
+			c.publish()
 			err = c.conn.flush()
+			c.publishWritten()
 		}
 		s.releaseIO(c)
-		if !keep || err != nil {
+		if !keep || err != nil || c.acl.gone.Load() { // gone: its user was deleted (aclClose)
 			return
 		}
-		c.argvMem = 0
-		c.publish() // what CLIENT LIST of other connections shows (client_info.go)
 	}
 }
 

@@ -96,9 +96,11 @@ func TestServeConnectionsEnd(t *testing.T) {
 	if _, err := open.rd.ReadByte(); err == nil {
 		t.Error("a connection stayed open after Close")
 	}
-	if n := connGoroutines(); n != 0 {
-		t.Errorf("%d connection goroutines after Close", n)
-	}
+	// Close returns once every connection goroutine has said it is done;
+	// each then still has to return.
+	cluster.PollUntil(t, "no connection goroutines after Close", func() bool {
+		return connGoroutines() == 0
+	})
 }
 
 // connGoroutines counts the goroutines serving a client connection.

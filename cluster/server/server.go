@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slotraft/slotraft/acl"
 	"github.com/slotraft/slotraft/cluster"
 )
 
@@ -24,8 +25,13 @@ type Server struct {
 	table   *commandTable
 	started time.Time
 	runID   string
+	version string // INFO's slotraft_version (SetVersion)
 
-	migrateConns migrateConns // MIGRATE's connections kept for reuse (migrate_conns.go)
+	migrateConns  migrateConns        // MIGRATE's connections kept for reuse (migrate_conns.go)
+	tlsSrv        tlsServer           // the tls-port listener (tls_listener.go)
+	backups       backupSessions      // SLOTRAFT BACKUP's cuts (backup.go)
+	debugs        debugSessions       // the Lua debugger's sessions (script_debug.go)
+	groupSettings groupSettingsMirror // CONFIG values the groups led here take (group_settings.go)
 
 	ctx    context.Context // cancelled by Close: ends in-flight proposals and reads
 	cancel context.CancelFunc
@@ -48,7 +54,11 @@ type Server struct {
 	trk *tracker // client-side caching's table (tracking.go)
 	mon monitors // MONITOR's connections (monitor.go)
 
-	shutdownFn atomic.Pointer[ShutdownFunc] // SHUTDOWN's hook (shutdown_cmd.go), set by the process
+	shutdownFn atomic.Pointer[ShutdownFunc]  // SHUTDOWN's hook (shutdown_cmd.go), set by the process
+	logLevel   atomic.Pointer[slog.LevelVar] // the process's log level, loglevel's (log_settings.go)
+	lazyMu     sync.Mutex                    // guards lazyCfg (lazyfree.go)
+	lazyCfg    cluster.LazyFree
+	sentinel   *Sentinel // the Sentinel facade (sentinel.go), nil without one; under mu
 
 	cfg     *configValues              // CONFIG's parameters (config_table.go)
 	connCfg connSettings               // the parameters connections read (config_behaviour.go)
@@ -60,6 +70,14 @@ type Server struct {
 	inst     instSamples    // instantaneous_ops_per_sec & co.
 	slowlog  slowlog        // SLOWLOG (slowlog.go)
 	latency  latencyMonitor // LATENCY's events (latency_cmd.go)
+	acl      aclServer      // ACL LOG and the denial counts (acl_gate.go)
+	// aclServing: Serve began; before it, a config file's requirepass
+	// waits in aclFilePass (acl_config.go).
+	aclTable   *acl.Commands // ACL CAT's
+	aclServing atomic.Bool
+	// protectedMode is protected-mode (protected_mode.go).
+	protectedMode atomic.Bool
+	aclFilePass   atomic.Pointer[[]byte]
 }
 
 // serverStats are the counters INFO reports.
@@ -85,12 +103,16 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 	_, _ = rand.Read(id[:])
 	s := &Server{
 		n: n, log: logger.With("component", "server"), table: commands(),
-		started: time.Now(), runID: hex.EncodeToString(id[:]),
+		started: time.Now(), runID: hex.EncodeToString(id[:]), version: "dev",
 		ctx: ctx, cancel: cancel, clients: map[uint64]*client{},
 	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	s.startupHeap = m.HeapAlloc
+	s.acl = newACLServer()
+	s.aclTable = aclCommands()
+	n.SetACLCommands(s.aclTable) // before any connection reads the users
+	go s.watchACL()              // ends with ctx
 	s.ps = newPubsub(s)
 	s.trk = newTracker(s)
 	s.cfg = newConfigValues(configTable)
@@ -98,10 +120,12 @@ func New(n *cluster.Node, logger *slog.Logger) *Server {
 	s.cstats = newCmdStats(s.table.meta)
 	s.refreshStatsSettings()
 	s.refreshEviction()
+	s.refreshGroupSettings(false)
 	// Messages published on other nodes, and this node's keyspace events,
 	// are delivered to this server's subscribers.
 	n.HandleForwarded(s.publishForwarded)
 	n.HandleKeyspaceEvents(s.publishEvents) // notify_publish.go
+	n.HandleReports(s.report)               // what Sentinel facades cache of this node (sentinel_info.go)
 	// The keys this node's replicas change invalidate its tracking clients.
 	go s.trk.run(ctx)
 	n.HandleTrackedKeys(s.trk.enqueue)

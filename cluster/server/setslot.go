@@ -106,7 +106,11 @@ func slotStateOf(t *topology, m *meta.Map, slot uint16) slotState {
 		st.nodes[NodeID(p.ID)] = p.ID
 	}
 	for _, gv := range t.groups {
-		st.groups = append(st.groups, groupHosts{id: gv.g.ID(), leader: gv.leader, replicas: gv.replicas})
+		leader := gv.leader
+		if leader == "" && t.manual {
+			leader = gv.preferred // as CLUSTER NODES shows it (topology.leads)
+		}
+		st.groups = append(st.groups, groupHosts{id: gv.g.ID(), leader: leader, replicas: gv.replicas})
 	}
 	slices.SortFunc(st.groups, func(a, b groupHosts) int { return int(a.id) - int(b.id) })
 	if g, ok := m.GroupOf(slot); ok {
@@ -251,12 +255,18 @@ func cmdClusterSetSlot(s *Server, _ *client, args [][]byte) resp.Value {
 	if err != nil {
 		return resp.Err(err)
 	}
+	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	defer cancel()
+	if cmd.action == slotImporting && s.n.Map().Manual {
+		if err := s.importGroup(ctx); err != nil {
+			return resp.Err(err)
+		}
+		t = s.topology()
+	}
 	plan, err := decideSetSlot(cmd, slotStateOf(t, s.n.Map(), cmd.slot))
 	if err != nil {
 		return resp.Err(err)
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
-	defer cancel()
 	switch {
 	case plan.start:
 		if err = s.n.StartMigration(ctx, cmd.slot, plan.to, true); err == nil {
@@ -271,6 +281,35 @@ func cmdClusterSetSlot(s *Server, _ *client, args [][]byte) resp.Value {
 		return resp.Err(err)
 	}
 	return resp.OK()
+}
+
+// importGroup makes sure that this node, in a cluster placed by hand,
+// leads a slot group to import slots into: a master without slots (a node
+// added with CLUSTER MEET) gets a new group of its own, empty, as Redis
+// Cluster's empty master receives slots (redis-cli --cluster rebalance
+// --cluster-use-empty-masters, reshard). It waits until it leads it.
+func (s *Server) importGroup(ctx context.Context) error {
+	if leads, _ := s.topology().leads(s.n.Self().ID); leads {
+		return nil
+	}
+	if err := s.n.ClaimSlots(ctx, nil); err != nil {
+		return fmt.Errorf("ERR creating a slot group to import into: %w", err)
+	}
+	tick := time.NewTicker(migratePollMin)
+	defer tick.Stop()
+	for {
+		t := s.topology()
+		for _, gv := range t.groups {
+			if gv.leader == t.self.ID {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ERR waiting to lead the new slot group: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // awaitMigration waits until this node's map shows slot migrating to group

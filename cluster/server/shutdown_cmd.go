@@ -9,9 +9,10 @@ import (
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the process that runs the
 // server stops, through the hook it installed (SetShutdown). Without NOW
 // the node first leaves as on SIGTERM: it hands its leaderships to other
-// replicas and waits until its groups have a quorum without it; NOW stops
-// at once, as SIGINT does (Redis's NOW: do not wait for replicas). SAVE
-// snapshots every hosted group first (FORCE goes on if that fails).
+// replicas and waits, up to shutdown-timeout, until its groups have a
+// quorum without it; NOW stops at once (Redis's NOW: do not wait for
+// replicas). SAVE, or save points without NOSAVE, snapshots every hosted
+// group first (FORCE goes on if that fails).
 // Acknowledged writes are in the Raft log, so NOSAVE and the default lose
 // nothing. The client gets no reply: its connection closes with the
 // server, as Redis's does when it exits.
@@ -21,9 +22,9 @@ var (
 	errNoShutdown     = resp.NewError("ERR No shutdown in progress.")
 )
 
-// ShutdownFunc asks the process to stop the node: handOff says whether it
-// first hands its leaderships away (Node.Leave) or stops at once.
-type ShutdownFunc func(handOff bool)
+// ShutdownFunc asks the process to stop the node as plan says (a SHUTDOWN
+// has saved already, when it had to).
+type ShutdownFunc func(plan ShutdownPlan)
 
 // SetShutdown installs the hook SHUTDOWN calls; without one, SHUTDOWN
 // answers Redis's shutdown error.
@@ -91,20 +92,21 @@ func cmdShutdown(s *Server, c *client, args [][]byte) {
 		s.send(c, resp.Err(errShutdownFailed))
 		return
 	}
-	if f.save {
+	if f.save || (!f.nosave && s.hasSavePoints()) {
 		if err := s.n.Save(); err != nil && !f.force {
 			s.log.Warn("SHUTDOWN SAVE failed", "err", err)
 			s.send(c, resp.Err(errShutdownFailed))
 			return
 		}
 	}
-	s.log.Info("SHUTDOWN requested", "client", c.addr, "hand_off", !f.now)
+	plan := ShutdownPlan{HandOff: !f.now, Wait: s.shutdownWait()}
+	s.log.Info("SHUTDOWN requested", "client", c.addr, "hand_off", plan.HandOff, "wait", plan.Wait)
 	// The replies to the commands pipelined before SHUTDOWN go out now:
 	// the server's Close will close the socket under this wait.
 	if c.sub == nil {
 		_ = c.conn.flush()
 	}
-	(*fn)(!f.now)
+	(*fn)(plan)
 	<-s.ctx.Done() // Close: the process is stopping
 	c.closing = true
 }

@@ -153,6 +153,8 @@ func (s *Server) sampleStats() {
 			s.inst.sample(now, [instMetrics]int64{s.stats.commands.Load(), s.stats.netIn.Load(), s.stats.netOut.Load()})
 			s.refreshStatsSettings()
 			s.refreshEviction()
+			s.refreshExpiry()
+			s.refreshGroupSettings(false)
 			s.migrateConns.closeIdle(now)
 		}
 	}
@@ -176,6 +178,7 @@ func (s *Server) resetStats() {
 	s.n.ResetForwardStats()
 	s.n.ResetEvictionStats()
 	s.n.ResetExpiryStats()
+	s.n.ResetLazyFreed()
 	s.n.ResetSaveCount()
 	s.io.reset()
 }

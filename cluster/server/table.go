@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/slotraft/slotraft/acl"
 	"github.com/slotraft/slotraft/fsm"
 	"github.com/slotraft/slotraft/resp"
 )
@@ -53,5 +54,17 @@ func nodeCommands() []*command {
 	out = append(out, lolwutCommand(), monitorCommand(), shutdownCommand())
 	out = append(out, clusterModeCommands()...) // cluster_mode.go
 	out = append(out, moduleCommand())
+	out = append(out, aclCommand()) // acl_cmd.go
 	return out
 }
+
+// aclCommands is the table ACL rules apply to (the acl engine's view of
+// commands()), built once.
+var aclCommands = sync.OnceValue(func() *acl.Commands {
+	return acl.NewCommands(commands().meta.All())
+})
+
+// Commands is the one command table's metadata, fsm's data commands and the
+// node commands, for a front end that routes as the server does (the proxy
+// finds keys and flags in it).
+func Commands() *resp.Table { return commands().meta }

@@ -70,9 +70,13 @@ type tracker struct {
 	maxKeys atomic.Int64 // tracking-table-max-keys (0: no limit)
 
 	qmu   sync.Mutex
-	queue []cluster.TrackEvent
-	wake  chan struct{} // buffered 1: the queue has something
-	done  chan struct{} // closed when run returns
+	queue []trackItem
+	// pushed and processed count the queue's items; progress is closed
+	// (and replaced) when run has processed more (drain).
+	pushed, processed uint64
+	progress          chan struct{}
+	wake              chan struct{} // buffered 1: the queue has something
+	done              chan struct{} // closed when run returns
 }
 
 // bcastState is one BCAST prefix: the keys that matched it since the last
@@ -81,6 +85,14 @@ type tracker struct {
 type bcastState struct {
 	keys    map[string]uint64
 	clients map[*client]struct{}
+}
+
+// trackItem is one item of the tracker's queue: an entry's report, or the
+// keys a read outside the log made a client remember (read, by client ID).
+type trackItem struct {
+	ev   cluster.TrackEvent
+	read uint64
+	keys [][]byte
 }
 
 // tracked is the tracker's part of a tracking client.
@@ -93,15 +105,19 @@ type tracked struct {
 
 func newTracker(s *Server) *tracker {
 	t := &tracker{s: s, table: map[string]map[uint64]struct{}{}, prefixes: map[string]*bcastState{},
-		clients: map[uint64]*tracked{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+		clients: map[uint64]*tracked{}, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		progress: make(chan struct{})}
 	t.maxKeys.Store(1000000)
 	return t
 }
 
 // enqueue takes an entry's report from inside Apply: it only queues it.
-func (t *tracker) enqueue(ev cluster.TrackEvent) {
+func (t *tracker) enqueue(ev cluster.TrackEvent) { t.push(trackItem{ev: ev}) }
+
+func (t *tracker) push(it trackItem) {
 	t.qmu.Lock()
-	t.queue = append(t.queue, ev)
+	t.queue = append(t.queue, it)
+	t.pushed++
 	t.qmu.Unlock()
 	select {
 	case t.wake <- struct{}{}:
@@ -135,10 +151,48 @@ func (t *tracker) run(ctx context.Context) {
 		t.qmu.Unlock()
 		t.mu.Lock()
 		for i := range q {
-			t.process(&q[i])
+			if it := &q[i]; it.read != 0 {
+				t.rememberLocked(it.read, it.keys)
+			} else {
+				t.process(&it.ev)
+			}
 		}
 		t.broadcast()
 		t.mu.Unlock()
+		t.qmu.Lock()
+		t.processed += uint64(len(q))
+		close(t.progress)
+		t.progress = make(chan struct{})
+		t.qmu.Unlock()
+	}
+}
+
+// drainWait bounds how long drain waits for the tracker.
+const drainWait = time.Second
+
+// drain waits until what was queued before it is in the table (or
+// drainWait passed, or the tracker stopped): INFO then counts the keys of
+// reads that were answered before it.
+func (t *tracker) drain() {
+	t.qmu.Lock()
+	target := t.pushed
+	t.qmu.Unlock()
+	timeout := time.NewTimer(drainWait)
+	defer timeout.Stop()
+	for {
+		t.qmu.Lock()
+		done, progress := t.processed >= target, t.progress
+		t.qmu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-progress:
+		case <-timeout.C:
+			return
+		case <-t.done:
+			return
+		}
 	}
 }
 
@@ -165,11 +219,16 @@ func (t *tracker) process(ev *cluster.TrackEvent) {
 const originReads = 1
 
 // remember records that client c may cache keys (a read it made); it is
-// called under the read lock of the group the keys were read from.
+// called under the read lock of the group the keys were read from, so it
+// is queued after the reports of the entries applied before the read and
+// before those applied after it: the table takes it in that order (a
+// change applied before the read never invalidates what it read).
 func (t *tracker) remember(c *client, keys [][]byte) {
-	t.mu.Lock()
-	t.rememberLocked(c.id, keys)
-	t.mu.Unlock()
+	own := make([][]byte, len(keys))
+	for i, k := range keys {
+		own[i] = append([]byte(nil), k...) // the read's buffers are reused
+	}
+	t.push(trackItem{read: c.id, keys: own})
 }
 
 func (t *tracker) rememberLocked(id uint64, keys [][]byte) {
@@ -202,11 +261,9 @@ func (t *tracker) rememberLocked(id uint64, keys [][]byte) {
 // changer, 0 for none): it is queued for the BCAST prefixes it matches
 // (bcast), and every client that may cache it is sent an invalidation, but
 // a NOLOOP client for its own change; then nobody tracks it any more but
-// that NOLOOP client. Redis forgets it too; here the change may be
-// processed after the client read the key again (its read, outside the
-// log, remembered the key at once), and forgetting that read would leave
-// its cache stale for good, so it stays: at worst it is told of a later
-// change it did not cache. t.mu is held.
+// that NOLOOP client, as in Redis: a read of the key that follows the
+// change is queued after it (remember), so it is not forgotten here.
+// t.mu is held.
 func (t *tracker) invalidate(key []byte, changer uint64, bcast bool) {
 	if bcast && len(t.prefixes) > 0 {
 		for p, bs := range t.prefixes {
@@ -487,6 +544,7 @@ func (t *tracker) setMaxKeys(n int64) {
 // trackingStats are INFO's numbers: tracking clients, keys in the table,
 // client IDs in it, BCAST prefixes.
 func (t *tracker) stats() (clients, keys, items, prefixes int) {
+	t.drain()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.clients), len(t.table), t.items, len(t.prefixes)
