@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,9 +16,28 @@ import (
 	"github.com/slotraft/slotraft/cluster"
 )
 
-const adminUsage = `usage: slotraft admin [--addr host:port] [--timeout d] <command>
+const adminUsage = `usage: slotraft admin [--addr host:port] [--timeout d] [--user u] [--pass p] <command>
+
+--addr defaults to the node of this host or container: $SLOTRAFT_BIND (the server's
+environment; an unspecified host such as 0.0.0.0 becomes 127.0.0.1), else 127.0.0.1:7001.
+--user and --pass authenticate as redis-cli's do (the password defaults to $REDISCLI_AUTH);
+the user needs the admin commands (SLOTRAFT, CLUSTER INFO, PING).
 
 commands:
+  health [--ready]  exit 0 when the node answers PING (with --ready: and its
+                    CLUSTER INFO says cluster_state:ok), else print why and exit 1;
+                    the Docker image's HEALTHCHECK
+  backup FILE       copy every slot group, each at one point of its log (a cut every
+                    replica agrees on), key by key while writes go on, into FILE: an
+                    RDB file (redis-server loads it too) that records the cuts
+  restore FILE      load a backup into a cluster that holds no keys
+  export-rdb FILE   write every key of the cluster (DUMP, PTTL, SCANned on every
+                    master) as an RDB file redis-server 7.0+ loads; a key written
+                    during the export may be in it or not (no point-in-time cut)
+  import-rdb [--replace] FILE
+                    RESTORE the keys of a redis-server RDB file (database 0, with
+                    their TTLs; expired ones skipped) and its function libraries
+                    into the cluster; existing keys are kept unless --replace
   status [--json]   map epoch, meta leader, nodes, slot groups, leaders, replicas,
                     lag and slot ranges
   transfer-leader <group> <node-id>
@@ -45,8 +65,12 @@ func runAdmin(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, adminUsage) }
-	addr := fs.String("addr", "127.0.0.1:7001", "client address (host:port) of any node")
+	addr := fs.String("addr", defaultAdminAddr(os.Getenv(envName("bind"))), "client address (host:port) of any node")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the node")
+	// As redis-cli: --user and --pass, the password also from REDISCLI_AUTH
+	// (so it stays out of the process list).
+	user := fs.String("user", "", "ACL user to authenticate as (default: the default user)")
+	pass := fs.String("pass", os.Getenv("REDISCLI_AUTH"), "password (default: $REDISCLI_AUTH)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,10 +80,20 @@ func runAdmin(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	rdb := redis.NewClient(&redis.Options{Addr: *addr, DialTimeout: *timeout, ReadTimeout: *timeout,
-		MaxRetries: -1, DisableIdentity: true, Protocol: 2})
+	conn := adminConn{addr: *addr, timeout: *timeout, user: *user, pass: *pass}
+	rdb := conn.client(*addr)
 	defer rdb.Close()
 	switch fs.Arg(0) {
+	case "health":
+		return adminHealth(ctx, rdb, fs.Args()[1:], stdout, stderr)
+	case "export-rdb": // as long as it takes: --timeout bounds each request
+		return adminExportRDB(context.Background(), conn, fs.Args()[1:], stdout, stderr)
+	case "import-rdb":
+		return adminImportRDB(context.Background(), conn, fs.Args()[1:], stdout, stderr)
+	case "backup":
+		return adminBackup(conn, fs.Args()[1:], stdout, stderr)
+	case "restore":
+		return adminRestore(context.Background(), conn, fs.Args()[1:], stdout, stderr)
 	case "status":
 		return adminStatus(ctx, rdb, fs.Args()[1:], stdout, stderr)
 	case "transfer-leader":

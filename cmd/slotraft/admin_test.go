@@ -95,7 +95,13 @@ func TestAdminStatus(t *testing.T) {
 		}
 	}
 
+	if out, code := adminRun(t, "--addr", addr, "health", "--ready"); code != 0 || out != "ok\n" {
+		t.Errorf("admin health --ready: exit %d, %q", code, out)
+	}
 	c.StopNode(2)
+	if out, code := adminRun(t, "--addr", c.Addrs()[2], "--timeout", "2s", "health"); code != 1 || !strings.HasPrefix(out, "unhealthy: PING: ") {
+		t.Errorf("admin health of a stopped node: exit %d, %q; want 1 and why", code, out)
+	}
 	c.WaitLeaders(30 * time.Second)
 	st = adminJSON(t, addr)
 	if n := st.Nodes[2]; n.Reachable || n.Error == "" {
@@ -141,6 +147,17 @@ func TestAdminStatus(t *testing.T) {
 			t.Fatalf("after remove-node node3: status nodes %v at epoch %d (was %d); want node3 gone at a later epoch", ids, after.Epoch, st.Epoch)
 		}
 		time.Sleep(100 * time.Millisecond) // poll interval
+	}
+}
+
+func TestDefaultAdminAddr(t *testing.T) {
+	for bind, want := range map[string]string{
+		"": "127.0.0.1:7001", "0.0.0.0:7003": "127.0.0.1:7003", ":7004": "127.0.0.1:7004",
+		"[::]:7005": "127.0.0.1:7005", "10.0.0.5:7006": "10.0.0.5:7006", "junk": "junk",
+	} {
+		if got := defaultAdminAddr(bind); got != want {
+			t.Errorf("defaultAdminAddr(%q) = %q, want %q", bind, got, want)
+		}
 	}
 }
 

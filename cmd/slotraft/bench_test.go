@@ -328,6 +328,13 @@ func (c *testCluster) nodeByAddr(t *testing.T, addr string) *testNode {
 // skipped, except in CI.
 func startRedisServer(t *testing.T) string {
 	t.Helper()
+	return startRedisServerIn(t, t.TempDir(), "dump.rdb")
+}
+
+// startRedisServerIn is startRedisServer keeping its data in dir/dbfile,
+// which it loads at start when the file exists.
+func startRedisServerIn(t *testing.T, dir, dbfile string) string {
+	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -336,18 +343,9 @@ func startRedisServer(t *testing.T) string {
 		t.Skip("redis-server not found: install redis-server (or run `make test`)")
 	}
 	port := freePorts(t, 1)[0]
-	dir := t.TempDir()
-	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
+	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--dbfilename", dbfile,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-	})
+	done := startUntilCleanup(t, cmd, "redis-server")
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(30 * time.Second)
 	for {

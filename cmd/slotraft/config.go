@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/cluster/server"
+	"github.com/slotraft/slotraft/cluster/transport"
 )
 
 // defaultRaftTimeout is the heartbeat and election timeout of every Raft
@@ -41,6 +43,8 @@ Runs one slotraft node. How it finds its cluster:
   --bootstrap-expect N  with --join: once N nodes see each other, they create the cluster
   --join host:port,...  wait to be added to the cluster of the running nodes at these bus
                         addresses (give this node's own --advertise / --bus-advertise)
+  --meet                as a Redis Cluster node: alone, no slots, until CLUSTER MEET
+                        (redis-cli --cluster create | add-node forms the cluster)
   none of these         a single-node cluster, which other nodes may --join
 
 flags:
@@ -57,6 +61,7 @@ type serverFlags struct {
 	join            string
 	bootstrap       bool
 	bootstrapExpect int
+	meet            bool
 	deadAfter       time.Duration
 	raftTimeout     time.Duration
 	dataDir         string
@@ -67,7 +72,16 @@ type serverFlags struct {
 	logLevel        string
 	logFormat       string
 	pprof           string
+	http            string
+	httpPprof       bool
 	config          string
+	secretFile      string
+	busTLSCert      string
+	busTLSKey       string
+	busTLSCA        string
+	protectedMode   string       // "" keeps the config file's (or the default, yes)
+	sentinel        sentinelOpts // --sentinel-* (sentinel.go)
+	proxy           proxyOpts    // --proxy-* (proxy.go)
 }
 
 // newServerFlagSet declares the server flags on a fresh FlagSet.
@@ -83,6 +97,7 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.peers, "peers", "", "static cluster: every node, self included, same order everywhere: id=host:port[@bushost:busport],...")
 	fs.StringVar(&f.join, "join", "", "bus addresses host:port[,host:port...] of running nodes (DNS names allowed): wait to be added to their cluster")
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "create a new cluster of this node alone, which others --join (even with --join set; never repeated once the data dir has state)")
+	fs.BoolVar(&f.meet, "meet", false, "start as a Redis Cluster node does: alone and without slots until CLUSTER MEET joins it to another node (redis-cli --cluster create, add-node); excludes the other start modes")
 	fs.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "wait until gossip (through --join) sees N nodes; the one with the smallest id then creates the cluster of those N")
 	fs.DurationVar(&f.deadAfter, "dead-after", 30*time.Second, "how long a node may be unreachable before its replicas are replaced and it is removed from the cluster map")
 	fs.DurationVar(&f.raftTimeout, "raft-timeout", defaultRaftTimeout, "Raft heartbeat and election timeout: a follower that has not heard from its leader for this long (randomised up to twice) starts an election; a leader that has not heard from a quorum for this long steps down")
@@ -94,7 +109,19 @@ func newServerFlagSet(out io.Writer) (*flag.FlagSet, *serverFlags) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&f.config, "config", "", "config file in Redis's syntax: Redis's parameters (as CONFIG SET), bind/port for the client address, and these flags by name; flags on the command line win; CONFIG REWRITE writes it back")
+	fs.StringVar(&f.secretFile, "cluster-secret-file", "", "file holding the cluster secret (at least 32 bytes; surrounding whitespace ignored): every bus connection must prove it and is then encrypted; the same file on every node (default: none, and anyone who reaches the bus port can join)")
+	fs.StringVar(&f.busTLSCert, "bus-tls-cert", "", "PEM certificate (chain) of this node for the cluster bus, signed by --bus-tls-ca, naming this node's --id as its Common Name or a DNS name; with --bus-tls-key and --bus-tls-ca, every bus connection is TLS between such certificates")
+	fs.StringVar(&f.busTLSKey, "bus-tls-key", "", "PEM private key of --bus-tls-cert")
+	fs.StringVar(&f.busTLSCA, "bus-tls-ca", "", "PEM certificate(s) of the CA that signs every node's --bus-tls-cert")
 	fs.StringVar(&f.pprof, "pprof", "", "serve Go's profiles (/debug/pprof/) on this host:port (off by default; keep it on loopback)")
+	fs.StringVar(&f.http, "http", "", "serve HTTP for operators on this host:port: /metrics (Prometheus), /healthz, /readyz, the dashboard /ui/ (off by default)")
+	fs.StringVar(&f.protectedMode, "protected-mode", "", "yes or no: Redis's protected-mode (default yes, as the config file may set it): with no password, refuse clients that are not on loopback")
+	fs.StringVar(&f.proxy.bind, "proxy-bind", "", "serve clients that do not speak Redis Cluster on this host:port: proxy mode, every command forwarded to its slot's leader (docs/proxy.md; off by default)")
+	fs.StringVar(&f.proxy.advertise, "proxy-advertise", "", "the proxy's address other nodes announce (a Sentinel facade names it as the master) and clients dial (default: --proxy-bind, with the advertised host when it binds every interface)")
+	fs.StringVar(&f.sentinel.bind, "sentinel-bind", "", "also serve Redis Sentinel's protocol on this host:port, so Sentinel clients find the master here (off by default; docs/sentinel.md)")
+	fs.StringVar(&f.sentinel.advertise, "sentinel-advertise", "", "the Sentinel facade's address other nodes list and clients dial (default: --sentinel-bind, with the advertised host when it binds every interface)")
+	fs.StringVar(&f.sentinel.masters, "sentinel-master-name", server.DefaultSentinelMaster, "the master name(s), comma-separated, the Sentinel facade answers for: each is this whole cluster")
+	fs.BoolVar(&f.httpPprof, "http-pprof", false, "also serve Go's profiles (/debug/pprof/) on --http (off by default: a profile shows what the process does)")
 	fs.Usage = func() {
 		fmt.Fprint(out, serverUsage)
 		fs.PrintDefaults()
@@ -241,6 +268,16 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 	if dataDir == "" {
 		dataDir = filepath.Join("data", f.id)
 	}
+	var secret transport.Secret
+	if f.secretFile != "" {
+		if secret, err = readClusterSecret(f.secretFile); err != nil {
+			return cfg, err
+		}
+	}
+	busTLS, err := f.loadBusTLS()
+	if err != nil {
+		return cfg, err
+	}
 	return cluster.Config{
 		ID:              f.id,
 		ClientBind:      f.bind,
@@ -253,6 +290,7 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 		Join:            join,
 		BootstrapExpect: f.bootstrapExpect,
 		Bootstrap:       f.bootstrap,
+		Meet:            f.meet,
 		Groups:          f.groups,
 		GroupsPerNode:   f.groupsPerNode,
 		Replicas:        f.replicas,
@@ -260,6 +298,8 @@ func (f *serverFlags) clusterConfig() (cluster.Config, error) {
 		RaftHeartbeat:   f.raftTimeout,
 		RaftElection:    f.raftTimeout,
 		RaftLeaderLease: f.raftTimeout,
+		ClusterSecret:   secret,
+		BusTLS:          busTLS,
 	}, nil
 }
 
@@ -278,6 +318,8 @@ func (f *serverFlags) checkStartMode(hasPeers, hasJoin bool) error {
 		return errors.New("--bootstrap-expect excludes --bootstrap: give one start mode")
 	case hasJoin && hasPeers:
 		return errors.New("--join excludes --peers: a static cluster needs no join (use one or the other)")
+	case f.meet && (hasPeers || hasJoin || f.bootstrap || f.bootstrapExpect > 0):
+		return errors.New("--meet excludes --peers, --join, --bootstrap and --bootstrap-expect: a node started with --meet waits for CLUSTER MEET")
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -225,7 +227,7 @@ func TestNewLogger(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer
-		l, err := newLogger(&buf, tt.level, tt.format)
+		l, _, err := newLogger(&buf, tt.level, tt.format)
 		if tt.wantErr {
 			if err == nil {
 				t.Errorf("newLogger(%q, %q): want an error", tt.level, tt.format)
@@ -261,7 +263,11 @@ func TestShellQuote(t *testing.T) {
 func TestDevPlan(t *testing.T) {
 	dir := t.TempDir()
 	fs, f := newDevFlagSet(&bytes.Buffer{})
-	if err := fs.Parse([]string{"--data-dir", dir, "--base-port", "7101", "--nodes", "3", "--log-store", "wal"}); err != nil {
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("s", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse([]string{"--data-dir", dir, "--base-port", "7101", "--nodes", "3", "--log-store", "wal", "--cluster-secret-file", secret}); err != nil {
 		t.Fatal(err)
 	}
 	nodes, err := f.plan()
@@ -285,8 +291,17 @@ func TestDevPlan(t *testing.T) {
 	if err := sfs.Parse(n.argv[2:]); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := sf.clusterConfig(); err != nil || cfg.LogStore != cluster.LogStoreWAL {
-		t.Fatalf("server takes dev's flags as %+v, %v (want log store wal)", cfg, err)
+	if cfg, err := sf.clusterConfig(); err != nil || cfg.LogStore != cluster.LogStoreWAL || len(cfg.ClusterSecret) != 32 {
+		t.Fatalf("server takes dev's flags as %+v, %v (want log store wal and the secret)", cfg, err)
+	}
+	if n.http != "127.0.0.1:9703" || sf.http != n.http {
+		t.Fatalf("node3 serves operators' HTTP on %q (server flag %q), want 127.0.0.1:9703", n.http, sf.http)
+	}
+	if n.facade != "127.0.0.1:26003" || sf.sentinel.bind != n.facade {
+		t.Fatalf("node3 serves the Sentinel facade on %q (server flag %q), want 127.0.0.1:26003", n.facade, sf.sentinel.bind)
+	}
+	if n.proxy != "127.0.0.1:6403" || sf.proxy.bind != n.proxy {
+		t.Fatalf("node3 serves proxy mode on %q (server flag %q), want 127.0.0.1:6403", n.proxy, sf.proxy.bind)
 	}
 	if _, err := (&devFlags{nodes: 3, basePort: 60000, dataDir: dir}).plan(); err == nil {
 		t.Fatal("want an error for bus ports past 65535")

@@ -36,6 +36,11 @@ type devFlags struct {
 	logFormat string
 	wait      time.Duration
 	pprofPort int
+	httpPort  int
+	proxyPort int
+	secret    string // --cluster-secret-file for every node
+	sentinel  int    // node N's Sentinel facade port is sentinel+N-1; 0: none
+	chaosUI   bool   // --chaos-ui (dev_chaosui.go)
 }
 
 func newDevFlagSet(out io.Writer) (*flag.FlagSet, *devFlags) {
@@ -52,7 +57,12 @@ func newDevFlagSet(out io.Writer) (*flag.FlagSet, *devFlags) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "the nodes' log level")
 	fs.StringVar(&f.logFormat, "log-format", "text", "the nodes' log format: text or json")
 	fs.DurationVar(&f.wait, "wait", 60*time.Second, "how long to wait for cluster_state:ok")
+	fs.StringVar(&f.secret, "cluster-secret-file", "", "the nodes' --cluster-secret-file: their bus proves this secret and is encrypted (default: none)")
 	fs.IntVar(&f.pprofPort, "pprof-base-port", 0, "if set, node N serves Go's profiles (--pprof) on --host:pprof-base-port+N-1")
+	fs.IntVar(&f.sentinel, "sentinel-base-port", 26001, "node N serves the Sentinel protocol (--sentinel-bind, master mymaster) on --host:sentinel-base-port+N-1; 0: none")
+	fs.IntVar(&f.httpPort, "http-base-port", 9701, "node N serves HTTP for operators (--http: /metrics, /healthz, /readyz, the dashboard /ui/) on --host:http-base-port+N-1; 0: none")
+	fs.BoolVar(&f.chaosUI, "chaos-ui", false, "serve the dashboard with buttons that kill, pause, resume, restart and partition the nodes on 127.0.0.1:http-base-port-1 (default data dir data/dev-chaos; partitions need root); off by default")
+	fs.IntVar(&f.proxyPort, "proxy-base-port", 6401, "node N serves proxy mode (--proxy-bind: clients that do not speak Redis Cluster) on --host:proxy-base-port+N-1; 0: none")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: slotraft dev [flags]\n\nStarts a local cluster of separate `slotraft server` processes and stops them on Ctrl-C.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -66,9 +76,14 @@ type devNode struct {
 	client  string
 	bus     string
 	logPath string
+	http    string   // --http, "" if none
+	facade  string   // --sentinel-bind, "" if none
+	proxy   string   // --proxy-bind, "" if none
 	argv    []string // full command line, argv[0] is the binary
 	cmd     *exec.Cmd
 	exited  bool
+	paused  bool // SIGSTOP from the chaos dashboard
+	killing bool // SIGKILL from the chaos dashboard, not reaped yet
 }
 
 // devExit reports that a child process ended.
@@ -90,10 +105,16 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "slotraft dev: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
+	f.chaosUIDefaults(fs)
 	nodes, err := f.plan()
 	if err != nil {
 		return err
 	}
+	chaos, err := f.setupChaosUI(context.Background(), nodes)
+	if err != nil {
+		return err
+	}
+	defer chaos.close(stderr)
 	if err := checkPortsFree(nodes); err != nil {
 		return err
 	}
@@ -113,7 +134,13 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	printBanner(stdout, nodes)
-	return superviseNodes(nodes, exits, sigs, stdout, stderr)
+	if chaos != nil {
+		if err := chaos.serve(stdout); err != nil {
+			stopNodes(nodes, exits, syscall.SIGTERM, stderr)
+			return err
+		}
+	}
+	return superviseNodes(nodes, exits, sigs, chaos.requests(), stdout, stderr)
 }
 
 // plan computes every node's addresses, data dir and command line.
@@ -156,10 +183,31 @@ func (f *devFlags) plan() ([]*devNode, error) {
 		if f.logStore != "" { // unset (bench reshard's plan): the server's default
 			n.argv = append(n.argv, "--log-store", f.logStore)
 		}
+		if f.secret != "" {
+			n.argv = append(n.argv, "--cluster-secret-file", f.secret)
+		}
 	}
 	if f.pprofPort > 0 {
 		for i, n := range nodes {
 			n.argv = append(n.argv, "--pprof", hostPort(f.host, f.pprofPort+i))
+		}
+	}
+	if f.httpPort > 0 {
+		for i, n := range nodes {
+			n.http = hostPort(f.host, f.httpPort+i)
+			n.argv = append(n.argv, "--http", n.http)
+		}
+	}
+	if f.sentinel > 0 {
+		for i, n := range nodes {
+			n.facade = hostPort(f.host, f.sentinel+i)
+			n.argv = append(n.argv, "--sentinel-bind", n.facade)
+		}
+	}
+	if f.proxyPort > 0 {
+		for i, n := range nodes {
+			n.proxy = hostPort(f.host, f.proxyPort+i)
+			n.argv = append(n.argv, "--proxy-bind", n.proxy)
 		}
 	}
 	return nodes, nil
@@ -169,10 +217,13 @@ func (f *devFlags) plan() ([]*devNode, error) {
 // bus port is taken (for example by another `make run`).
 func checkPortsFree(nodes []*devNode) error {
 	for _, n := range nodes {
-		for _, addr := range []string{n.client, n.bus} {
+		for _, addr := range []string{n.client, n.bus, n.http, n.facade, n.proxy} {
+			if addr == "" {
+				continue
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return fmt.Errorf("%s: port %s is not free (is another slotraft running? see --base-port): %w", n.id, addr, err)
+				return fmt.Errorf("%s: port %s is not free (is another slotraft running? see --base-port, --http-base-port, --sentinel-base-port, --proxy-base-port): %w", n.id, addr, err)
 			}
 			ln.Close()
 		}
@@ -242,6 +293,22 @@ func printBanner(w io.Writer, nodes []*devNode) {
 	for _, n := range nodes {
 		fmt.Fprintf(w, "  %-6s pid %-7d client %-16s bus %-16s log %s\n", n.id, n.cmd.Process.Pid, n.client, n.bus, n.logPath)
 	}
+	if first.http != "" {
+		fmt.Fprintf(w, "\n  metrics:  curl http://%s/metrics   (node N on port %s+N-1; also /healthz, /readyz)\n", first.http, port(first.http))
+		fmt.Fprintf(w, "  dashboard: http://%s/ui/   (every node serves one)\n", first.http)
+	}
+	if first.facade != "" {
+		if first.http == "" {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "  sentinel: redis-cli -p %s sentinel get-master-addr-by-name mymaster   (node N on port %s+N-1)\n", port(first.facade), port(first.facade))
+	}
+	if first.proxy != "" {
+		if first.http == "" && first.facade == "" {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "  proxy:    redis-cli -p %s   (no -c: any client, as to one Redis; node N on port %s+N-1)\n", port(first.proxy), port(first.proxy))
+	}
 	fmt.Fprintf(w, "\nKill a node with `kill -9 <pid>`; restart it on its data dir with:\n")
 	for _, n := range nodes {
 		fmt.Fprintf(w, "  %s >> %s 2>&1 &\n", shellJoin(n.argv), shellQuote(n.logPath))
@@ -254,13 +321,21 @@ func port(addr string) string {
 	return p
 }
 
-// superviseNodes reports nodes that exit and, on SIGINT or SIGTERM, forwards
-// the signal to the nodes and waits for them.
-func superviseNodes(nodes []*devNode, exits chan devExit, sigs <-chan os.Signal, stdout, stderr io.Writer) error {
+// superviseNodes reports nodes that exit, carries out the chaos
+// dashboard's requests (ctl, nil without --chaos-ui) and, on SIGINT or
+// SIGTERM, forwards the signal to the nodes and waits for them.
+func superviseNodes(nodes []*devNode, exits chan devExit, sigs <-chan os.Signal, ctl <-chan devReq, stdout, stderr io.Writer) error {
 	for {
 		select {
+		case r := <-ctl:
+			serveChaos(r, nodes, exits)
 		case e := <-exits:
-			e.node.exited = true
+			e.node.exited, e.node.paused = true, false
+			if e.node.killing {
+				e.node.killing = false
+				fmt.Fprintf(stderr, "slotraft dev: %s (pid %d) killed from the chaos dashboard\n", e.node.id, e.node.cmd.Process.Pid)
+				continue
+			}
 			fmt.Fprintf(stderr, "slotraft dev: %s (pid %d) exited: %v; restart it with:\n  %s >> %s 2>&1 &\n",
 				e.node.id, e.node.cmd.Process.Pid, exitText(e.err), shellJoin(e.node.argv), shellQuote(e.node.logPath))
 		case s := <-sigs:
@@ -285,6 +360,9 @@ func stopNodes(nodes []*devNode, exits <-chan devExit, sig os.Signal, stderr io.
 		}
 		if err := n.cmd.Process.Signal(sig); err != nil {
 			fmt.Fprintf(stderr, "slotraft dev: signal %s: %v\n", n.id, err)
+		}
+		if n.paused { // stopped from the chaos dashboard: let it take the signal
+			_ = n.cmd.Process.Signal(syscall.SIGCONT)
 		}
 		running++
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -48,14 +47,7 @@ func TestJoinGrowAndReplaceDeadNode(t *testing.T) {
 		// Ports are taken just before the node starts: one reserved a
 		// minute earlier may have been handed out meanwhile (an outgoing
 		// connection's port), and the node could not bind it.
-		ports := freePorts(t, 2)
-		n := &testNode{
-			id:     "node" + strconv.Itoa(i+1),
-			client: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
-			bus:    net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
-			bin:    bin,
-		}
-		n.logPath = filepath.Join(dir, n.id+".log")
+		n := processNode(t, bin, dir, i)
 		n.args = append([]string{"server", "--id", n.id, "--bind", n.client,
 			"--bus-bind", n.bus, "--bus-advertise", n.bus, "--data-dir", filepath.Join(dir, n.id),
 			"--groups", strconv.Itoa(joinGroups), "--replicas", strconv.Itoa(joinReplicas),

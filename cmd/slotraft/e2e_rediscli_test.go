@@ -17,8 +17,8 @@ import (
 
 // Shape of the reshard end-to-end test.
 const (
-	reshardKeysPerType = 400 // five types: 2,000 keys
-	reshardSlots       = 100
+	reshardKeysPerType = 400             // five types: 2,000 keys
+	reshardSlots       = 40              // about 5 keys per slot move with them
 	reshardTimeout     = 5 * time.Minute // redis-cli --cluster reshard of reshardSlots slots
 )
 

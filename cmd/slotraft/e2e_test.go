@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,7 +109,9 @@ func buildSlotraft(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "slotraft")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	// -buildvcs=auto: record the commit (slotraft version) even where
+	// GOFLAGS turns it off, as on the machines here.
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=auto", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -119,8 +122,11 @@ func buildSlotraft(t *testing.T) string {
 // testNode is one `slotraft server` process of the test cluster.
 type testNode struct {
 	id, client, bus, logPath string
+	http                     string            // --http, "" if none
+	listen                   map[string]string // extra listeners' addresses by flag (startTestClusterListening)
 	bin                      string
 	args                     []string
+	env                      []string // added to the test's environment
 	cmd                      *exec.Cmd
 	done                     chan struct{}
 }
@@ -132,17 +138,40 @@ type testCluster struct {
 
 // startTestCluster starts n server processes on free loopback ports.
 func startTestCluster(t *testing.T, bin string, n int) *testCluster {
+	return startTestClusterWith(t, bin, n, false)
+}
+
+// startTestClusterWith is startTestCluster; with withHTTP each node also
+// serves operators' HTTP (--http) on a free port of its own.
+func startTestClusterWith(t *testing.T, bin string, n int, withHTTP bool) *testCluster {
 	t.Helper()
-	ports := freePorts(t, 2*n)
+	if withHTTP {
+		return startTestClusterListening(t, bin, n, "--http")
+	}
+	return startTestClusterListening(t, bin, n)
+}
+
+// startTestClusterListening is startTestCluster where each node also
+// listens on a free port of its own for each of flags (--http,
+// --proxy-bind…), found in its listen map by flag.
+func startTestClusterListening(t *testing.T, bin string, n int, flags ...string) *testCluster {
+	t.Helper()
+	per := 2 + len(flags)
+	ports := freePorts(t, per*n)
 	dir := t.TempDir()
 	c := &testCluster{bin: bin}
 	var peers []string
 	for i := range n {
 		node := &testNode{
 			id:     "node" + strconv.Itoa(i+1),
-			client: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2*i])),
-			bus:    net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2*i+1])),
+			client: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[per*i])),
+			bus:    net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[per*i+1])),
+			listen: map[string]string{},
 		}
+		for j, flag := range flags {
+			node.listen[flag] = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[per*i+2+j]))
+		}
+		node.http = node.listen["--http"]
 		node.logPath = filepath.Join(dir, node.id+".log")
 		peers = append(peers, node.id+"="+node.client+"@"+node.bus)
 		c.nodes = append(c.nodes, node)
@@ -150,6 +179,9 @@ func startTestCluster(t *testing.T, bin string, n int) *testCluster {
 	for _, node := range c.nodes {
 		node.args = []string{"server", "--id", node.id, "--bind", node.client, "--bus-bind", node.bus,
 			"--peers", strings.Join(peers, ","), "--data-dir", filepath.Join(dir, node.id), "--log-level", "debug"}
+		for _, flag := range flags {
+			node.args = append(node.args, flag, node.listen[flag])
+		}
 	}
 	t.Cleanup(func() { c.stop(t) })
 	for _, node := range c.nodes {
@@ -168,19 +200,57 @@ func freePorts(t *testing.T, n int) []int {
 			ln.Close()
 		}
 	}()
-	ports := make([]int, n)
-	for i := range ports {
+	ports := make([]int, 0, n)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for len(ports) < n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("free port: %v", err)
 		}
-		lns = append(lns, ln)
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
+		lns = append(lns, ln) // held open until all are drawn: no port twice in one call
+		p := ln.Addr().(*net.TCPAddr).Port
+		if handedOut.ports[p] {
+			continue // given to a process earlier, which may not have bound it yet
+		}
+		handedOut.ports[p] = true
+		ports = append(ports, p)
 	}
 	return ports
 }
 
+// handedOut are the ports freePorts ever returned in this test binary: a
+// port given to a process that has not bound it yet is free for the OS,
+// and was handed to the next node too (TestBusTLSFromPKI failed in CI so).
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
 // start launches the node (again) with its output appended to its log.
+// processNode is node i ("node<i+1>") of an end-to-end test, its log in
+// dir; the caller sets its arguments. Its ports are taken now, just before
+// it starts: one reserved a minute earlier may have been handed out
+// meanwhile (an outgoing connection's port), and the node could not bind it.
+func processNode(t *testing.T, bin, dir string, i int) *testNode {
+	ports := freePorts(t, 2)
+	return processNodeOn(bin, dir, i, ports[0], ports[1])
+}
+
+// processNodeOn is processNode on given client and bus ports (nodes
+// started together take theirs from one freePorts call: a port handed out
+// earlier may not be bound yet by the process that got it).
+func processNodeOn(bin, dir string, i, client, bus int) *testNode {
+	n := &testNode{
+		id:     "node" + strconv.Itoa(i+1),
+		client: net.JoinHostPort("127.0.0.1", strconv.Itoa(client)),
+		bus:    net.JoinHostPort("127.0.0.1", strconv.Itoa(bus)),
+		bin:    bin,
+	}
+	n.logPath = filepath.Join(dir, n.id+".log")
+	return n
+}
+
 func (n *testNode) start(t *testing.T) {
 	t.Helper()
 	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -190,11 +260,31 @@ func (n *testNode) start(t *testing.T) {
 	defer logf.Close()
 	cmd := exec.Command(n.bin, n.args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if len(n.env) > 0 {
+		cmd.Env = append(os.Environ(), n.env...)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", n.id, err)
 	}
 	n.cmd, n.done = cmd, make(chan struct{})
 	go func() { _ = cmd.Wait(); close(n.done) }()
+}
+
+// startUntilCleanup starts cmd (a helper process: redis-server,
+// prometheus) and kills it, by its pid, when the test ends; done is
+// closed when it has exited.
+func startUntilCleanup(t *testing.T, cmd *exec.Cmd, name string) (done <-chan struct{}) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	return exited
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
@@ -224,6 +314,9 @@ func (c *testCluster) stop(t *testing.T) {
 			if code := n.cmd.ProcessState.ExitCode(); code != 0 {
 				t.Errorf("%s exited with status %d after SIGINT, want 0", n.id, code)
 			}
+			if line := errorWhileStopping(n.logPath); line != "" {
+				t.Errorf("%s logged an error while it stopped: %s", n.id, line)
+			}
 		case <-time.After(15 * time.Second):
 			t.Errorf("%s did not stop within 15s of SIGINT; killing it", n.id)
 			_ = n.cmd.Process.Kill()
@@ -235,6 +328,23 @@ func (c *testCluster) stop(t *testing.T) {
 			t.Logf("last lines of %s:\n%s", n.logPath, tail(n.logPath, 40))
 		}
 	}
+}
+
+// errorWhileStopping is the first ERROR line a node logged after the
+// signal that stopped it: a clean stop logs none (issue #18).
+func errorWhileStopping(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	stopping := false
+	for _, line := range strings.Split(string(b), "\n") {
+		stopping = stopping || strings.Contains(line, "signal received, shutting down")
+		if stopping && strings.Contains(line, "level=ERROR") {
+			return line
+		}
+	}
+	return ""
 }
 
 func tail(path string, lines int) string {

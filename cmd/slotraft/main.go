@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/slotraft/slotraft/cmd/slotraft/chaos"
 )
@@ -23,8 +24,39 @@ usage:
   slotraft version          print the version
 `
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=..." (the
+// Makefile gives it `git describe`); a plain `go build` leaves "dev", and
+// buildVersion then reads what Go recorded of the checkout.
 var version = "dev"
+
+// buildVersion is the version this binary reports: -X main.version, else
+// the module version Go derived from the git checkout it was built in
+// (v0.0.0-<time>-<commit>[+dirty]), else the commit, else "dev".
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", ""
+	for _, st := range bi.Settings {
+		switch {
+		case st.Key == "vcs.revision":
+			rev = st.Value[:min(12, len(st.Value))]
+		case st.Key == "vcs.modified" && st.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return version
+	}
+	return rev + dirty
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -49,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "admin":
 		err = runAdmin(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "slotraft %s\n", version)
+		fmt.Fprintf(stdout, "slotraft %s\n", buildVersion())
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 	default:

@@ -45,14 +45,21 @@ func startPprof(addr string, logger *slog.Logger) (served net.Addr, stop func(),
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(summary)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return ln.Addr(), serveHTTP(ln, mux, "pprof", logger), nil
+}
+
+// serveHTTP serves h on ln in the background and returns the function
+// that stops it (closing ln and every connection). name is what the log
+// calls the server.
+func serveHTTP(ln net.Listener, h http.Handler, name string, logger *slog.Logger) (stop func()) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Warn("pprof server stopped", "err", err)
+			logger.Warn(name+" server stopped", "err", err)
 		}
 	}()
-	logger.Info("pprof serving", "addr", ln.Addr().String())
-	return ln.Addr(), func() { _ = srv.Close() }, nil
+	logger.Info(name+" serving", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }
 }
 
 // pprofMux routes the net/http/pprof handlers on a mux of its own (the

@@ -22,12 +22,6 @@ import (
 // after Close before the process gives up waiting for it.
 const shutdownGrace = 10 * time.Second
 
-// leaveTimeout bounds how long a stopping node tries to hand its
-// leaderships to other replicas and waits for its groups to have a quorum
-// without it (Node.Leave) before it closes anyway. Below Kubernetes'
-// default 30 s grace period.
-const leaveTimeout = 20 * time.Second
-
 // runServer implements `slotraft server`: it runs one node until SIGINT or
 // SIGTERM, then shuts down cleanly and returns nil.
 func runServer(args []string, stderr io.Writer) error {
@@ -42,6 +36,9 @@ func runServer(args []string, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "slotraft server: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
+	if err := applyEnv(fs, os.LookupEnv); err != nil {
+		return err
+	}
 	var file *server.ConfigFile
 	if f.config != "" {
 		var err error
@@ -49,23 +46,38 @@ func runServer(args []string, stderr io.Writer) error {
 			return reportConfigError(err, stderr)
 		}
 	}
-	logger, err := newLogger(stderr, f.logLevel, f.logFormat)
+	if f.httpPprof && f.http == "" {
+		return errHTTPPprofAlone
+	}
+	out, closeLog, err := logOutput(file, stderr)
 	if err != nil {
 		return err
 	}
+	defer closeLog()
+	logger, level, err := newLogger(out, f.logLevel, f.logFormat)
+	if err != nil {
+		return err
+	}
+	plog := procLog{logger: logger, level: level, levelGiven: flagGiven(fs, "log-level"), flagLevel: level.Level()}
 	cfg, err := f.clusterConfig()
 	if err != nil {
 		return err
 	}
+	if err := f.sentinel.check(&cfg); err != nil {
+		return err
+	}
+	if err := f.proxy.check(&cfg); err != nil {
+		return err
+	}
 	cfg.Logger = logger
+	warnBusSecurity(logger, f)
 	_, stopPprof, err := startPprof(f.pprof, logger)
 	if err != nil {
 		return err
 	}
 	defer stopPprof()
-	ctx, stop, which := signalContext()
-	defer stop()
-	return serveNode(ctx, stop, func() bool { return which() == syscall.SIGTERM }, cfg, file, logger)
+	ops := opsHTTP{addr: f.http, pprof: f.httpPprof, protectedMode: f.protectedMode, sentinel: f.sentinel, proxy: f.proxy}
+	return serveNode(cfg, ops, file, plog)
 }
 
 // reportConfigError prints a bad line of the config file as Redis does
@@ -101,13 +113,12 @@ func signalContext() (ctx context.Context, stop func(), which func() os.Signal) 
 }
 
 // serveNode opens the client listener and the node, takes the config
-// file's parameters (file may be nil), serves clients until ctx
-// is done, then closes the server and the node. stop is called once ctx is
-// done so that a second signal kills the process the default way. When
-// handOff says so (SIGTERM: one node of a running cluster is stopped, as in
-// a rolling restart), the node first hands its leaderships to other
-// replicas; SIGINT (Ctrl-C on `make run`, which stops every node) does not.
-func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluster.Config, file *server.ConfigFile, logger *slog.Logger) error {
+// file's parameters (file may be nil), serves operators' HTTP (ops),
+// serves clients until a signal, SHUTDOWN or a leave request stops it
+// (awaitStop), then leaves as the plan says and closes the server and the
+// node.
+func serveNode(cfg cluster.Config, ops opsHTTP, file *server.ConfigFile, plog procLog) error {
+	logger := plog.logger
 	ln, err := net.Listen("tcp", cfg.ClientBind)
 	if err != nil {
 		return fmt.Errorf("listen for clients on %s: %w", cfg.ClientBind, err)
@@ -118,58 +129,113 @@ func serveNode(ctx context.Context, stop func(), handOff func() bool, cfg cluste
 		return fmt.Errorf("start node %s: %w", cfg.ID, err)
 	}
 	srv := server.New(node, logger)
+	srv.SetVersion(buildVersion())
+	srv.SetLogLevelVar(plog.level)
 	if file != nil {
 		if err := srv.UseConfigFile(file); err != nil {
 			return errors.Join(err, srv.Close(), node.Close(), ln.Close())
 		}
 	}
-	shutdownReq := make(chan bool, 1) // SHUTDOWN: whether to hand off first
-	srv.SetShutdown(func(handOff bool) {
+	plog.flagWins(srv)
+	if ops.protectedMode != "" { // the flag wins over the file, as every flag
+		if err := srv.SetConfig("protected-mode", ops.protectedMode); err != nil {
+			return errors.Join(fmt.Errorf("--protected-mode: %w", err), srv.Close(), node.Close(), ln.Close())
+		}
+	}
+	httpAddr, stopHTTP, err := startOpsHTTP(ops, srv, logger)
+	if err != nil {
+		return errors.Join(err, srv.Close(), node.Close(), ln.Close())
+	}
+	sentinelAddr, stopSentinel, err := startSentinel(ops.sentinel, srv, node, logger)
+	if err != nil {
+		stopHTTP()
+		return errors.Join(err, srv.Close(), node.Close(), ln.Close())
+	}
+	proxyAddr, stopProxy, err := startProxy(ops.proxy, node, srv, logger)
+	if err != nil {
+		stopSentinel()
+		stopHTTP()
+		return errors.Join(err, srv.Close(), node.Close(), ln.Close())
+	}
+	// Other nodes' dashboards gather this node's figures from there.
+	node.SetHTTPAddr(httpAdvertise(httpAddr, node.Self().ClientAddr))
+
+	shutdownReq := make(chan server.ShutdownPlan, 1) // SHUTDOWN's
+	srv.SetShutdown(func(plan server.ShutdownPlan) {
 		select {
-		case shutdownReq <- handOff:
+		case shutdownReq <- plan:
 		default: // one is already on its way
 		}
 	})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("slotraft node started",
-		"id", cfg.ID, "version", version, "client", ln.Addr().String(), "advertise", cfg.ClientAdvertise,
+		"id", cfg.ID, "version", buildVersion(), "client", ln.Addr().String(), "advertise", cfg.ClientAdvertise,
 		"bus", node.BusAddr(), "bus_advertise", cfg.BusAdvertise, "data_dir", cfg.DataDir,
-		"peers", len(cfg.Peers), "join", cfg.Join, "bootstrap", cfg.Bootstrap, "bootstrap_expect", cfg.BootstrapExpect,
-		"groups", cfg.Groups, "replicas", cfg.Replicas, "dead_after", cfg.DeadAfter)
+		"peers", len(cfg.Peers), "join", cfg.Join, "bootstrap", cfg.Bootstrap, "bootstrap_expect", cfg.BootstrapExpect, "meet", cfg.Meet,
+		"groups", cfg.Groups, "replicas", cfg.Replicas, "dead_after", cfg.DeadAfter, "http", httpAddr, "sentinel", sentinelAddr, "proxy", proxyAddr)
 
-	var serveErr error
-	select {
-	case <-ctx.Done():
-		stop()
-		logger.Info("signal received, shutting down", "id", cfg.ID)
-		if handOff() {
-			leave(node, logger)
-		}
-	case handOff := <-shutdownReq:
-		stop()
-		logger.Info("SHUTDOWN received, shutting down", "id", cfg.ID, "hand_off", handOff)
-		if handOff {
-			leave(node, logger)
-		}
-	case <-node.LeaveRequested():
-		stop()
-		logger.Info("leave requested, shutting down", "id", cfg.ID)
-		leave(node, logger)
-	case serveErr = <-served:
+	plan, serveErr := awaitStop(srv, node, shutdownReq, served, logger)
+	if serveErr != nil {
 		served = nil
-		logger.Error("client server stopped", "err", serveErr)
+	} else if plan.HandOff {
+		leave(node, plan, logger)
 	}
+	stopHTTP()  // no scrape reads a node that is closing
+	stopProxy() // its clients go before the node they are served by
+	stopSentinel()
 	return shutdown(srv, node, served, serveErr, logger)
 }
 
+// awaitStop serves until the node must stop and says how: a signal
+// (shutdown-on-sigterm / -sigint), SHUTDOWN (which saved already), a
+// leave request (hand off), or the client server failing (serveErr).
+// When a signal's plan saves and the save fails without force, the node
+// goes on serving, as Redis does, and a later signal is handled again;
+// while one is being handled, a second one kills the process the default
+// way.
+func awaitStop(srv *server.Server, node *cluster.Node, shutdownReq <-chan server.ShutdownPlan, served <-chan error, logger *slog.Logger) (server.ShutdownPlan, error) {
+	for {
+		ctx, stop, which := signalContext()
+		select {
+		case <-ctx.Done():
+			stop()
+			sig := which()
+			plan := srv.SignalShutdownPlan(sig == syscall.SIGTERM)
+			logger.Info("signal received, shutting down", "signal", sig.String(), "hand_off", plan.HandOff, "save", plan.Save, "wait", plan.Wait)
+			if plan.Save {
+				if err := node.Save(); err != nil && !plan.Force {
+					logger.Error("Errors trying to shut down the server. Check the logs for more information.", "err", err)
+					continue
+				}
+			}
+			return plan, nil
+		case plan := <-shutdownReq:
+			stop()
+			logger.Info("SHUTDOWN received, shutting down", "hand_off", plan.HandOff, "wait", plan.Wait)
+			return plan, nil
+		case <-node.LeaveRequested():
+			stop()
+			logger.Info("leave requested, shutting down")
+			return srv.LeavePlan(), nil
+		case err := <-served:
+			stop()
+			logger.Error("client server stopped", "err", err)
+			if err == nil {
+				err = server.ErrClosed // it returned: nothing left to wait for
+			}
+			return server.ShutdownPlan{}, err
+		}
+	}
+}
+
 // leave hands the node's leaderships to other replicas, so clients are
-// redirected (MOVED) instead of waiting for an election, and waits until its
-// groups have a quorum without it.
-func leave(node *cluster.Node, logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+// redirected (MOVED) instead of waiting for an election, and waits up to
+// the plan's wait until its groups have a quorum without it.
+func leave(node *cluster.Node, plan server.ShutdownPlan, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), plan.LeaveTimeout())
 	defer cancel()
-	if err := node.Leave(ctx); err != nil {
+	if err := node.Leave(ctx, plan.Wait); err != nil {
 		logger.Warn("leaving incomplete", "err", err)
 	}
 }

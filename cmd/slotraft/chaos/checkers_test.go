@@ -51,7 +51,7 @@ func TestRegisterChecker(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
-			kc := checkKey(context.Background(), "k", tt.ops, nil)
+			kc := checkKey(context.Background(), "k", tt.ops, nil, true)
 			if kc.result != tt.want {
 				t.Errorf("porcupine: %s, want %s", kc.result, tt.want)
 			}
@@ -113,6 +113,8 @@ func TestCounterChecker(t *testing.T) {
 		{"reply misses an earlier increment", []Op{incr(2, OK, "2", 0, 10), incr(3, OK, "3", 20, 30)}, "5", []string{"increment reply out of bounds"}},
 		{"replies in the wrong order", []Op{incr(2, OK, "5", 0, 10), incr(3, OK, "3", 20, 30)}, "5", []string{"increment reply out of bounds", "increment reply out of bounds"}},
 		{"concurrent replies", []Op{incr(2, OK, "5", 0, 30), incr(3, OK, "3", 10, 20)}, "5", nil},
+		{"went backwards", []Op{incr(5, Unknown, "", 0, 100), incr(1, OK, "6", 10, 20), incr(1, OK, "2", 30, 40)}, "7", []string{"counter went backwards"}},
+		{"unknown seen, then kept", []Op{incr(5, Unknown, "", 0, 100), incr(1, OK, "6", 10, 20), incr(1, OK, "7", 30, 40)}, "7", nil},
 		{"not a number", []Op{incr(2, OK, "2", 0, 10)}, "x", []string{"bad value"}},
 	}
 	for _, tt := range tests {
@@ -130,6 +132,13 @@ func TestCounterChecker(t *testing.T) {
 	v := w.Check(context.Background(), []Op{incr(1, OK, "1", 0, 1), finalGet("c", "1")}, nil)
 	if v.Result == "ok" || len(v.Notes) != 1 {
 		t.Errorf("a counter without a final read: %+v", v)
+	}
+	// Without a final read, the rules that need none still apply, as live.
+	bad := incr(2, OK, "9", 0, 1)
+	bad.Key = "d"
+	v = w.Check(context.Background(), []Op{incr(1, OK, "1", 0, 1), finalGet("c", "1"), bad}, nil)
+	if v.Result != "anomalies" || len(v.Notes) != 1 || len(v.Anomalies) != 1 || v.Anomalies[0].Kind != "increment reply out of bounds" {
+		t.Errorf("a counter without a final read, with a reply out of bounds: %+v", v)
 	}
 }
 

@@ -184,6 +184,7 @@ func execute(ctx context.Context, cn conn, h *history, op *Op, opTimeout time.Du
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	op.Call = h.now()
+	h.call(op)
 	pause := retryFirst
 	for {
 		op.Attempts++

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/slotraft/slotraft/cmd/slotraft/internal/nft"
 )
 
 // Fault is one kind of fault the nemesis injects. Inject starts it on the
@@ -31,7 +33,7 @@ type Injected struct {
 type env struct {
 	procs          *procs
 	topo           *topology
-	nft            *nftTable     // nil unless partitions were asked for
+	nft            *nft.Table    // nil unless partitions were asked for
 	disk           *diskThrottle // nil unless disk faults were asked for
 	base, replicas int           // --nodes, --replicas
 	// keySlots are the slots of the workloads' keys: slot moves aim at them.

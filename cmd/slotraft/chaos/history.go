@@ -52,6 +52,8 @@ type Op struct {
 	Err      string   `json:"err,omitempty"`
 	Final    bool     `json:"final,omitempty"` // a read after every fault was healed
 	Attempts int      `json:"attempts,omitempty"`
+
+	flight int64 // its entry among the history's writes in flight, 0 if none
 }
 
 // Entry is a stream entry: its ID, the workload's one field's value, and
@@ -97,6 +99,11 @@ type history struct {
 	ops    []Op
 	events []Event
 	errs   map[errAt]int // every failed attempt, retried or not
+	// inflight holds the writes sent and not yet recorded (by flight id):
+	// a live check must count them as of unknown outcome, or a read that
+	// saw one of them would look like a read of a value never written.
+	inflight map[int64]Op
+	flights  int64
 }
 
 // errAt is a second of the run and an error kind.
@@ -105,7 +112,9 @@ type errAt struct {
 	kind string
 }
 
-func newHistory() *history { return &history{start: time.Now(), errs: map[errAt]int{}} }
+func newHistory() *history {
+	return &history{start: time.Now(), errs: map[errAt]int{}, inflight: map[int64]Op{}}
+}
 
 // noteErr counts a failed attempt of kind, now.
 func (h *history) noteErr(kind string) {
@@ -128,10 +137,45 @@ func (h *history) now() int64 { return int64(time.Since(h.start)) }
 // newClient hands out a fresh porcupine client id.
 func (h *history) newClient() int { return int(h.clients.Add(1) - 1) }
 
+// call notes that op, whose Call is set, is on its way. Only writes of
+// the workloads are noted: a read in flight constrains nothing, and the
+// final reads are not checked live.
+func (h *history) call(op *Op) {
+	if op.Final || !op.write() {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.flights++
+	op.flight = h.flights
+	h.inflight[op.flight] = *op
+}
+
+// add records a finished operation; a write leaves the writes in flight
+// at the same instant, so a live check sees it in one place or the other.
 func (h *history) add(op Op) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	delete(h.inflight, op.flight)
+	op.flight = 0
 	h.ops = append(h.ops, op)
+}
+
+// since returns, at one instant, the operations recorded from index from
+// on (in the order recorded), the writes in flight, and the time.
+func (h *history) since(from int) (ops, inflight []Op, now int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ops = slices.Clone(h.ops[from:])
+	inflight = slices.Collect(maps.Values(h.inflight))
+	return ops, inflight, h.now()
+}
+
+// eventsNow copies the events.
+func (h *history) eventsNow() []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.events)
 }
 
 // begin records an event starting now and returns its index for end.

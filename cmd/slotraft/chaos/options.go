@@ -44,6 +44,9 @@ type Options struct {
 	LogLevel  string        // the nodes' log level
 	Target    []string      // seeds of a cluster already running: no node is started
 	Pids      []int         // with Target: the processes pause may stop
+	UI        string        // --ui: serve the dashboard with chaos controls here (ui.go)
+	UILinger  time.Duration // --ui-linger: how long the dashboard shows the verdict after the run
+	LiveEvery time.Duration // --live-every: how often the checks that hold on a prefix run during the run (live.go); 0 never
 }
 
 const runUsage = `usage: slotraft chaos run [flags]
@@ -82,6 +85,9 @@ func newRunFlags(out io.Writer) (*flag.FlagSet, *Options, *rawLists) {
 	fs.StringVar(&o.Dir, "dir", "", "parent directory of the run's data dirs and logs (default: the system's temp dir)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "the nodes' log level")
 	fs.StringVar(&raw.target, "target", "", "comma list of host:port of a cluster that is already running: no node is started, only pause (with --pids) may be injected; keys go under chaos:<seed>: and are deleted at the end")
+	fs.StringVar(&o.UI, "ui", "", "serve the dashboard, with buttons that kill, pause, resume, restart and partition the nodes and the run's progress and verdict, on this loopback host:port (e.g. 127.0.0.1:9700); the nodes get an HTTP port each")
+	fs.DurationVar(&o.UILinger, "ui-linger", time.Minute, "with --ui: how long the dashboard shows the verdict after the run (Ctrl-C ends it sooner)")
+	fs.DurationVar(&o.LiveEvery, "live-every", 5*time.Second, "how often the checks that hold on the history so far run during the run (the live verdict, on the dashboard and in the summary); 0 turns them off")
 	fs.StringVar(&raw.pids, "pids", "", "with --target: comma list of the nodes' pids; pause stops one of them (SIGSTOP/SIGCONT)")
 	fs.Usage = func() {
 		fmt.Fprint(out, runUsage)
@@ -152,6 +158,12 @@ func (o *Options) check() error {
 		return fmt.Errorf("--op-timeout %v: want at least 100ms", o.OpTimeout)
 	case o.BasePort < 0 || o.BasePort > 65535-busOffset:
 		return fmt.Errorf("--base-port %d: the port and the bus port (+%d) must be valid ports", o.BasePort, busOffset)
+	case o.UI != "" && len(o.Target) > 0:
+		return errors.New("--ui needs the nodes this run starts (its buttons signal them), not --target")
+	case o.UILinger < 0:
+		return fmt.Errorf("--ui-linger %v: want 0 or more", o.UILinger)
+	case o.LiveEvery != 0 && o.LiveEvery < 100*time.Millisecond:
+		return fmt.Errorf("--live-every %v: want 0 (off) or at least 100ms", o.LiveEvery)
 	}
 	return nil
 }

@@ -71,17 +71,20 @@ func TestParseRunFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.Nodes != 3 || o.Groups != 3 || o.Seed != 9 || !slices.Equal(o.Faults, []string{"kill"}) ||
-		!slices.Equal(o.Workloads, []string{"registers", "sets"}) || o.Duration != time.Minute {
+		!slices.Equal(o.Workloads, []string{"registers", "sets"}) || o.Duration != time.Minute || o.LiveEvery != 5*time.Second {
 		t.Errorf("options = %+v", o)
 	}
 	for _, bad := range [][]string{
 		{"--faults", "clock"}, {"--workload", "queue"}, {"--workload", ""}, {"--nodes", "0"},
 		{"--nodes", "51"}, {"--duration", "10ms"}, {"--target", "127.0.0.1:6379", "--faults", "kill"}, {"--pids", "1,2"},
-		{"--rate", "0"}, {"--base-port", "60000"}, {"extra"},
+		{"--rate", "0"}, {"--base-port", "60000"}, {"extra"}, {"--live-every", "10ms"}, {"--live-every", "-1s"},
 	} {
 		if _, err := parseRunFlags(bad, &out); err == nil {
 			t.Errorf("parseRunFlags(%q) accepted", bad)
 		}
+	}
+	if o, err := parseRunFlags([]string{"--live-every", "0"}, &out); err != nil || o.LiveEvery != 0 {
+		t.Errorf("--live-every 0 (off): %+v, %v", o, err)
 	}
 	if _, err := parseRunFlags([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
@@ -117,6 +120,8 @@ func TestTargetFlags(t *testing.T) {
 		{[]string{"--target", "a:1", "--pids", "x"}, "not a process id"},
 		{[]string{"--target", ",", "--pids", "101"}, "at least one host:port"},
 		{[]string{"--pids", "101"}, "needs --target"},
+		{[]string{"--target", "a:1", "--ui", "127.0.0.1:9700"}, "--ui needs the nodes this run starts"},
+		{[]string{"--ui", "127.0.0.1:9700", "--ui-linger", "-1s"}, "--ui-linger -1s"},
 	} {
 		if _, err := parseRunFlags(tt.args, &out); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("parseRunFlags(%q) error = %v, want %q", tt.args, err, tt.want)

@@ -10,7 +10,7 @@ import (
 )
 
 // partitionFault cuts traffic between groups of nodes with nftables (see
-// nft.go). The shape is one of: halves; a group's leader isolated with a
+// cmd/slotraft/internal/nft). The shape is one of: halves; a group's leader isolated with a
 // minority (the leader is cut off from the majority that elects another);
 // a bridge (two halves that see one node in the middle, which sees both);
 // a ring (each node sees only its two neighbours, so every node sees a
@@ -68,14 +68,14 @@ func (partitionFault) Inject(ctx context.Context, e *env, pick uint64) (Injected
 	for i, p := range plan.pairs {
 		pairs[i] = [2]string{e.procs.nodes[p[0]].ip, e.procs.nodes[p[1]].ip}
 	}
-	if err := e.nft.cut(ctx, pairs); err != nil {
+	if err := e.nft.Cut(ctx, pairs); err != nil {
 		return Injected{}, err
 	}
 	return Injected{
 		Desc:    plan.desc,
 		Targets: cutTargets(e, plan.pairs),
 		Heal: func(ctx context.Context) (string, error) {
-			dropped, err := e.nft.heal(ctx)
+			dropped, err := e.nft.Heal(ctx)
 			return fmt.Sprintf(" (%d packets dropped)", dropped), err
 		},
 	}, nil

@@ -33,6 +33,7 @@ type node struct {
 	ip      string // 127.0.0.(idx+2): packet filters match it
 	client  string
 	bus     string
+	http    string // --http (chaos run --ui), "" without
 	dataDir string
 	logPath string
 	argv    []string
@@ -75,6 +76,13 @@ func planNodes(o *Options, binary, dir string, spares int) ([]*node, error) {
 		}
 		n.client = net.JoinHostPort(n.ip, strconv.Itoa(cp))
 		n.bus = net.JoinHostPort(n.ip, strconv.Itoa(bp))
+		if o.UI != "" { // the dashboard shows what the nodes' HTTP ports report
+			hp, err := pickPort(n.ip)
+			if err != nil {
+				return nil, err
+			}
+			n.http = net.JoinHostPort(n.ip, strconv.Itoa(hp))
+		}
 		n.dataDir = filepath.Join(dir, n.id)
 		n.logPath = filepath.Join(dir, n.id+".log")
 		nodes[i] = n
@@ -91,6 +99,9 @@ func planNodes(o *Options, binary, dir string, spares int) ([]*node, error) {
 		}
 		if n.life == member {
 			n.argv = append(n.argv, "--peers", strings.Join(peers, ","))
+		}
+		if n.http != "" {
+			n.argv = append(n.argv, "--http", n.http)
 		}
 	}
 	return nodes, nil
@@ -205,10 +216,23 @@ func pickPorts(ip string, base int) (client, bus int, err error) {
 	return ports[0], ports[1], nil
 }
 
+// pickPort is a port the system hands out as free on ip.
+func pickPort(ip string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("listen on %s (is 127.0.0.0/8 routed to lo?): %w", ip, err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
 // checkFree fails when a node's client or bus address is taken.
 func checkFree(nodes []*node) error {
 	for _, n := range nodes {
-		for _, addr := range []string{n.client, n.bus} {
+		for _, addr := range []string{n.client, n.bus, n.http} {
+			if addr == "" {
+				continue
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("%s: address %s is not free: %w", n.id, addr, err)

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -92,22 +93,56 @@ func (w *queues) Finals() []Op {
 
 func (w *queues) Check(_ context.Context, ops []Op, _ []Event) Verdict {
 	v := Verdict{Workload: w.Name(), Result: "ok"}
-	byQueue := map[string][]Op{}
-	for _, op := range ops {
-		if op.Workload == w.Name() && op.Outcome != Fail {
-			q, _, _ := strings.Cut(op.Key, "}")
-			byQueue[q+"}"] = append(byQueue[q+"}"], op)
-		}
-	}
+	byQueue := queuesOf(ops)
 	for _, q := range w.queues {
 		qo := queueOps(q, byQueue[q])
-		if len(qo.finals) != 2 {
+		if len(qo.finals) != 2 { // the rules that need no final read still hold
 			v.Notes = append(v.Notes, q+": no final read of both lists")
+			v.Anomalies = append(v.Anomalies, checkQueue(q, qo, true)...)
 			continue
 		}
-		v.Anomalies = append(v.Anomalies, checkQueue(q, qo)...)
+		v.Anomalies = append(v.Anomalies, checkQueue(q, qo, false)...)
 	}
 	return v.settle("some queues were not read at the end")
+}
+
+// CheckPrefix applies the per-element rules that hold on a prefix of the
+// history: an element delivered twice, moved twice, or popped from in
+// after a move took it out, and one that no LPUSH begun before it was
+// delivered sent. A pop from proc of an element no move put there is not
+// judged live: the record of the move may come later.
+func (w *queues) CheckPrefix(_ context.Context, ops []Op) Verdict {
+	v := Verdict{Workload: w.Name(), Result: "ok"}
+	byQueue := queuesOf(ops)
+	for _, q := range slices.Sorted(maps.Keys(byQueue)) {
+		v.Anomalies = append(v.Anomalies, checkQueue(q, queueOps(q, byQueue[q]), true)...)
+	}
+	return v.settle("")
+}
+
+func (w *queues) LiveRules() (live, pending string) {
+	return "an element delivered or moved twice, popped from in after a move took it, or delivered with no LPUSH begun before",
+		"lost elements, elements in two places or in proc with no move (the final lists)"
+}
+
+// queuesOf sorts the queues workload's operations that did not fail by
+// queue: {name}, whose lists are {name}:in and {name}:proc.
+func queuesOf(ops []Op) map[string][]Op {
+	return groupOps(ops, "queues", func(op Op) string {
+		q, _, _ := strings.Cut(op.Key, "}")
+		return q + "}"
+	})
+}
+
+// groupOps sorts workload's operations that did not fail by unit.
+func groupOps(ops []Op, workload string, unit func(Op) string) map[string][]Op {
+	by := map[string][]Op{}
+	for _, op := range ops {
+		if op.Workload == workload && op.Outcome != Fail {
+			by[unit(op)] = append(by[unit(op)], op)
+		}
+	}
+	return by
 }
 
 // queueHistory is one queue's operations, sorted out.
@@ -180,23 +215,28 @@ func (h *queueHistory) mayHaveMoved(e string) bool {
 	return slices.ContainsFunc(h.unknownMov, func(m Op) bool { return m.Call > push.Call })
 }
 
-// checkQueue checks every element of one queue.
-func checkQueue(q string, h queueHistory) []Anomaly {
+// checkQueue checks every element of one queue; on a prefix of the
+// history (no final reads) only the rules that hold on one.
+func checkQueue(q string, h queueHistory, prefix bool) []Anomaly {
 	var out []Anomaly
 	var missing []string
 	for _, e := range h.elements() {
-		a, gone := h.checkElement(q, e)
+		a, gone := h.checkElement(q, e, prefix)
 		out = append(out, a...)
 		if gone {
 			missing = append(missing, e)
 		}
 	}
+	if prefix {
+		return out
+	}
 	return append(out, h.lostElements(q, missing)...)
 }
 
 // checkElement applies the per-element rules; gone reports an element
-// that certainly exists and ended nowhere.
-func (h *queueHistory) checkElement(q, e string) (out []Anomaly, gone bool) {
+// that certainly exists and ended nowhere. On a prefix, an element out of
+// proc with no move is not judged (a move recorded later may explain it).
+func (h *queueHistory) checkElement(q, e string, prefix bool) (out []Anomaly, gone bool) {
 	push, pushed := h.pushes[e]
 	popsIn, popsProc := 0, 0
 	var seenBy []Op
@@ -236,7 +276,7 @@ func (h *queueHistory) checkElement(q, e string) (out []Anomaly, gone bool) {
 		anomaly("duplicate delivery", "two acknowledged moves took it from in")
 	case moves == 1 && popsIn+inAt > 0:
 		anomaly("duplicate delivery", "an acknowledged move took it from in, yet it was popped from in or is still there")
-	case popsProc+procAt > 0 && moves == 0 && !h.mayHaveMoved(e):
+	case !prefix && popsProc+procAt > 0 && moves == 0 && !h.mayHaveMoved(e):
 		anomaly("phantom element", "it came out of proc, but no move can have put it there")
 	}
 	exists := push.Outcome == OK || len(seenBy) > 0 || inAt+procAt > 0

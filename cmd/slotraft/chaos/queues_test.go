@@ -57,7 +57,7 @@ func TestQueueChecker(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
 			var kinds []string
-			for _, a := range checkQueue("{q}", queueOps("{q}", tt.ops)) {
+			for _, a := range checkQueue("{q}", queueOps("{q}", tt.ops), false) {
 				kinds = append(kinds, a.Kind)
 			}
 			if strings.Join(kinds, ",") != strings.Join(tt.want, ",") {

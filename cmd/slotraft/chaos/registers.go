@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -62,23 +63,40 @@ func (w *registers) Finals() []Op {
 // explains what it can: a read that returned a value overwritten before it
 // began is a stale read, whatever porcupine says.
 func (w *registers) Check(ctx context.Context, ops []Op, events []Event) Verdict {
+	return w.check(ctx, ops, events, true)
+}
+
+// CheckPrefix is Check on a prefix of the history, one key at a time and
+// without visualisations: every rule of Check holds on a prefix.
+// Porcupine gets what is left of ctx's deadline; a key it does not decide
+// in time is a note, and the next check tries again.
+func (w *registers) CheckPrefix(ctx context.Context, ops []Op) Verdict {
+	return w.check(ctx, ops, nil, false)
+}
+
+func (w *registers) LiveRules() (live, pending string) {
+	return "linearizability per key (porcupine; writes in flight of unknown outcome), stale, phantom and future reads",
+		"the final read of each key"
+}
+
+// check runs porcupine on every key, two at a time and with porcupine's
+// visualisation of an illegal key when final, else one at a time.
+func (w *registers) check(ctx context.Context, ops []Op, events []Event, final bool) Verdict {
 	v := Verdict{Workload: w.Name(), Result: "ok", viz: map[string][]byte{}}
 	byKey := registerHistories(ops)
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range byKey {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	keys := slices.Sorted(maps.Keys(byKey))
 	results := make([]keyCheck, len(keys))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
+	parallel := 1
+	if final {
+		parallel = 2
+	}
+	sem := make(chan struct{}, parallel)
 	for i, k := range keys {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := guard(func() { results[i] = checkKey(ctx, k, byKey[k], events) }); err != nil {
+			if err := guard(func() { results[i] = checkKey(ctx, k, byKey[k], events, final) }); err != nil {
 				results[i] = keyCheck{result: porcupine.Unknown}
 			}
 		})
@@ -88,7 +106,9 @@ func (w *registers) Check(ctx context.Context, ops []Op, events []Event) Verdict
 		v.Anomalies = append(v.Anomalies, r.anomalies...)
 		switch r.result {
 		case porcupine.Illegal:
-			v.viz[keys[i]] = r.viz
+			if r.viz != nil {
+				v.viz[keys[i]] = r.viz
+			}
 			if len(r.anomalies) == 0 {
 				v.Anomalies = append(v.Anomalies, Anomaly{Workload: w.Name(), Kind: "not linearizable", Key: keys[i],
 					Text: fmt.Sprintf("porcupine finds no linearization of the %d operations on %s (see its visualisation)", len(byKey[keys[i]]), keys[i])})
@@ -120,14 +140,25 @@ type keyCheck struct {
 	viz       []byte
 }
 
-func checkKey(ctx context.Context, key string, ops []Op, events []Event) keyCheck {
-	pops := porcupineOps(ops)
+// checkKey runs porcupine on one key within checkBudget (or what is left
+// of ctx's deadline: none left is an undecided key, since porcupine takes
+// a zero timeout as none), and with its visualisation when verbose.
+func checkKey(ctx context.Context, key string, ops []Op, events []Event, verbose bool) keyCheck {
+	kc := keyCheck{result: porcupine.Unknown, anomalies: staleReads(key, ops)}
 	budget := checkBudget
 	if d, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(d))
 	}
+	if budget <= 0 {
+		return kc
+	}
+	pops := porcupineOps(ops)
+	if !verbose {
+		kc.result = porcupine.CheckOperationsTimeout(registerModel, pops, budget)
+		return kc
+	}
 	res, info := porcupine.CheckOperationsVerbose(registerModel, pops, budget)
-	kc := keyCheck{result: res, anomalies: staleReads(key, ops)}
+	kc.result = res
 	if res == porcupine.Illegal {
 		info.AddAnnotations(faultAnnotations(events))
 		var buf bytes.Buffer

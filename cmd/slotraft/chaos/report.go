@@ -211,8 +211,10 @@ func axes(b *strings.Builder, n int, top float64, x, y func(float64) float64) {
 
 func secs(ns int64) float64 { return float64(ns) / float64(time.Second) }
 
+// faultColor is a fault kind's colour; an action from the dashboard
+// (ui-kill, ui-pause, ui-partition) takes its fault's.
 func faultColor(k string) string {
-	switch k {
+	switch strings.TrimPrefix(k, "ui-") {
 	case "kill":
 		return "#e03131"
 	case "pause":

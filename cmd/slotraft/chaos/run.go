@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slotraft/slotraft/cmd/slotraft/internal/nft"
 	"github.com/slotraft/slotraft/slots"
 )
 
@@ -68,7 +69,7 @@ type chaosRun struct {
 	nodes   []*node
 	procs   *procs
 	topo    *topology
-	nft     *nftTable
+	nft     *nft.Table
 	disk    *diskThrottle
 	h       *history
 	wls     []Workload
@@ -76,6 +77,11 @@ type chaosRun struct {
 	clean   *cleaner
 	mu      sync.Mutex
 	crashes []Anomaly
+	// acts serialises the nemesis's injections and healings with the
+	// dashboard's actions; ui is nil without --ui (ui.go).
+	acts sync.Mutex
+	ui   *runUI
+	live *liveChecker // nil with --live-every 0
 }
 
 func (r *chaosRun) say(format string, args ...any) {
@@ -96,6 +102,9 @@ func Run(ctx context.Context, o *Options, progress io.Writer, clean *cleaner) (*
 	if len(o.Target) > 0 {
 		start = r.startTarget
 	}
+	if err := r.serveUI(); err != nil {
+		return nil, err
+	}
 	if err := start(ctx); err != nil {
 		return nil, interrupted(ctx, err)
 	}
@@ -104,11 +113,21 @@ func Run(ctx context.Context, o *Options, progress io.Writer, clean *cleaner) (*
 	}
 	stopPoll := r.pollLeaders(ctx)
 	defer stopPoll()
+	lctx, stopLive := context.WithCancel(ctx)
+	defer stopLive()
+	r.startLive(lctx)
+	r.ui.setPhase("faults")
 	nemErr := r.runFaultsAndLoad(ctx)
+	r.live.workloadsStopped()
 	if ctx.Err() != nil {
 		return nil, errInterrupted
 	}
+	r.ui.setPhase("healing")
+	r.acts.Lock() // an action from the page that is on its way ends first
 	recovered := r.healAll(ctx)
+	r.acts.Unlock()
+	r.ui.closeAll()
+	r.ui.setPhase("final reads")
 	finalErr := r.finalReads(ctx)
 	if ctx.Err() != nil {
 		return nil, errInterrupted
@@ -120,8 +139,10 @@ func Run(ctx context.Context, o *Options, progress io.Writer, clean *cleaner) (*
 		}
 	}
 	r.stopAll() // every process and rule goes before the checks run
+	r.ui.setPhase("checking")
+	live := r.live.stop()
 	s := r.check(ctx, recovered, finalErr)
-	s.Leaders = leaders
+	s.Leaders, s.Live = leaders, live
 	if nemErr != nil {
 		s.Error = nemErr.Error()
 		if s.Result != "anomalies" {
@@ -134,6 +155,7 @@ func Run(ctx context.Context, o *Options, progress io.Writer, clean *cleaner) (*
 		r.o.Keep = true
 	}
 	r.keepHistory()
+	r.lingerUI(ctx, s)
 	return s, nil
 }
 
@@ -168,13 +190,21 @@ func (r *chaosRun) preflight(ctx context.Context) error {
 	if slices.Contains(r.o.Faults, "partition") && r.o.Nodes < 2 {
 		return errors.New("partition faults need at least 2 nodes")
 	}
-	if slices.Contains(r.o.Faults, "partition") {
-		if r.nft, err = newNFTTable(ctx); err != nil {
+	if r.o.UI != "" {
+		r.ui = newRunUI(r)
+	}
+	if slices.Contains(r.o.Faults, "partition") || r.ui != nil {
+		if r.nft, err = nft.New(ctx); err != nil && slices.Contains(r.o.Faults, "partition") {
 			return err
 		}
+		if err != nil { // only the dashboard wanted it: its button says why not
+			r.ui.nftReason = err.Error()
+		}
+	}
+	if r.nft != nil {
 		r.clean.add(func() {
-			if err := r.nft.delete(context.Background()); err != nil {
-				fmt.Fprintf(r.out, "chaos: delete nftables table %s: %v\n", r.nft.name, err)
+			if err := r.nft.Delete(context.Background()); err != nil {
+				fmt.Fprintf(r.out, "chaos: delete nftables table %s: %v\n", r.nft.Name(), err)
 			}
 		})
 	}
@@ -317,6 +347,18 @@ func (r *chaosRun) setup(ctx context.Context) error {
 	return nil
 }
 
+// startLive starts the live checks (live.go), unless --live-every is 0.
+func (r *chaosRun) startLive(ctx context.Context) {
+	if r.o.LiveEvery <= 0 {
+		return
+	}
+	l := newLiveChecker(r.h, r.wls, r.o.LiveEvery)
+	r.mu.Lock()
+	r.live = l
+	r.mu.Unlock()
+	l.start(ctx)
+}
+
 // keyPrefix is what every key of the run begins with: the seed makes it
 // the run's own.
 func (r *chaosRun) keyPrefix() string { return "chaos:" + strconv.FormatUint(r.o.Seed, 36) + ":" }
@@ -334,7 +376,7 @@ func (r *chaosRun) runFaultsAndLoad(ctx context.Context) error {
 		wg.Go(func() { panics <- ru.run(rctx) })
 	}
 	e := &env{procs: r.procs, topo: r.topo, nft: r.nft, disk: r.disk, base: r.o.Nodes, replicas: r.o.Replicas, keySlots: r.keySlots()}
-	nm := &nemesis{env: e, h: r.h, faults: map[string]Fault{}, say: r.say}
+	nm := &nemesis{env: e, h: r.h, faults: map[string]Fault{}, say: r.say, acts: &r.acts}
 	for _, k := range r.o.Faults {
 		nm.faults[k] = newFault(k)
 		if len(r.o.Target) > 0 && k == "pause" {
@@ -378,8 +420,8 @@ func (r *chaosRun) stopAll() {
 		r.say("stop nodes: %v", err)
 	}
 	if r.nft != nil {
-		if err := r.nft.delete(context.Background()); err != nil {
-			r.say("delete nftables table %s: %v", r.nft.name, err)
+		if err := r.nft.Delete(context.Background()); err != nil {
+			r.say("delete nftables table %s: %v", r.nft.Name(), err)
 		}
 	}
 	if r.disk != nil {
@@ -428,7 +470,7 @@ func guard(fn func()) (err error) {
 // the cluster; an error if it does not come back, which is an anomaly.
 func (r *chaosRun) healAll(ctx context.Context) error {
 	if r.nft != nil {
-		if _, err := r.nft.heal(ctx); err != nil {
+		if _, err := r.nft.Heal(ctx); err != nil {
 			return fmt.Errorf("heal the partition rules: %w", err)
 		}
 	}

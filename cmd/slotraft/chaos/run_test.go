@@ -146,7 +146,25 @@ func TestChaosRunPasses(t *testing.T) {
 	if b, err := os.ReadFile(report); err != nil || !bytes.Contains(b, []byte("<svg")) {
 		t.Errorf("report %s: %v", report, err)
 	}
+	checkLive(t, s)
 	t.Logf("ops %v; faults %v; failed attempts %v", opsText(s.Ops), s.Injected, s.Errors)
+}
+
+// checkLive: the live checks ran during the run, one of them over the
+// workloads' whole history, and found only anomalies (kind and key) that
+// the final check found too.
+func checkLive(t *testing.T, s Summary) {
+	t.Helper()
+	l := s.Live
+	if l == nil || l.Checks < 2 || !l.Ended || l.LastOps == 0 {
+		t.Fatalf("live checks: %+v", l)
+	}
+	for _, a := range l.Anomalies {
+		if !slices.ContainsFunc(s.Anomalies, func(f Anomaly) bool { return f.Kind == a.Kind && f.Key == a.Key }) {
+			t.Errorf("found live but not by the final check: %s [%s %s]: %s", a.Kind, a.Workload, a.Key, a.Text)
+		}
+	}
+	t.Logf("live checks: %d, the longest %.0f ms, %.0f ms in all, %d anomalies", l.Checks, l.LongestMS, l.TotalMS, len(l.Anomalies))
 }
 
 // TestSlotMovesAndMembershipPass: slots moving between groups and nodes
@@ -167,6 +185,7 @@ func TestSlotMovesAndMembershipPass(t *testing.T) {
 			t.Errorf("no %s fault injected: %v\n%s", k, s.Injected, res.stderr)
 		}
 	}
+	checkLive(t, s)
 	t.Logf("ops %v; faults %v; failed attempts %v", opsText(s.Ops), s.Injected, s.Errors)
 }
 
@@ -192,6 +211,16 @@ func TestPlantedBugIsCaught(t *testing.T) {
 	if !strings.Contains(res.stderr, "ANOMALY stale read") {
 		t.Errorf("no line for the anomaly on stderr:\n%s", res.stderr)
 	}
+	checkLive(t, s)
+	// A stale read among the workload's reads (not the final ones) is
+	// one the live check sees: the last round covers every such read.
+	for _, a := range s.Anomalies {
+		if a.Kind == "stale read" && len(a.Ops) > 0 && !a.Ops[len(a.Ops)-1].Final &&
+			!slices.ContainsFunc(s.Live.Anomalies, func(l LiveAnomaly) bool { return l.Kind == "stale read" }) {
+			t.Errorf("the live check missed the stale read %s", a.Text)
+			break
+		}
+	}
 	t.Logf("caught: %s", s.Anomalies[stale].Text)
 }
 
@@ -216,6 +245,7 @@ func TestPlantedAckBugIsCaught(t *testing.T) {
 	if s.Injected["restart-all"] == 0 {
 		t.Errorf("no restart-all injected: %v", s.Injected)
 	}
+	checkLive(t, s)
 	t.Logf("caught: %s", s.Anomalies[lost].Text)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -72,6 +73,9 @@ type nemesis struct {
 	h      *history
 	faults map[string]Fault
 	say    func(format string, args ...any)
+	// acts serialises an injection or a healing with the dashboard's
+	// actions (ui.go), which must not hit a node the nemesis is hitting.
+	acts *sync.Mutex
 }
 
 // run executes plan from begin until it is done or ctx ends; a fault in
@@ -83,19 +87,24 @@ func (nm *nemesis) run(ctx context.Context, begin time.Time, plan []step) error 
 		if !waitUntil(ctx, begin.Add(s.At)) {
 			return nil
 		}
+		nm.acts.Lock()
 		t0 := nm.h.now()
 		inj, err := nm.faults[s.Kind].Inject(ctx, nm.env, s.Pick)
 		if err != nil {
 			i := nm.h.begin(Event{Kind: s.Kind, Desc: "not injected"})
 			nm.h.end(i, "", err)
+			nm.acts.Unlock()
 			nm.say("fault %s not injected: %v", s.Kind, err)
 			continue
 		}
 		i := nm.h.beginAt(Event{Kind: s.Kind, Desc: inj.Desc, Targets: inj.Targets}, t0)
+		nm.acts.Unlock()
 		nm.say("fault: %s", inj.Desc)
 		waitUntil(ctx, time.Now().Add(s.Hold))
+		nm.acts.Lock()
 		extra, err := inj.Heal(context.WithoutCancel(ctx))
 		nm.h.end(i, inj.Desc+extra, err)
+		nm.acts.Unlock()
 		if err != nil {
 			return fmt.Errorf("heal %s (%s): %w", s.Kind, inj.Desc, err)
 		}

@@ -33,7 +33,16 @@ func (w *sets) Next(rng *rand.Rand, p *process) Op {
 func (w *sets) Finals() []Op { return readEach("SMEMBERS", w.keys) }
 
 func (w *sets) Check(_ context.Context, ops []Op, _ []Event) Verdict {
-	return checkPerKey(w.Name(), "SADD", w.keys, ops, checkSet)
+	return checkPerKey(w.Name(), "SADD", w.keys, ops, checkSet, addedTwice)
+}
+
+// CheckPrefix checks the SADDs' replies: that rule needs no final read.
+func (w *sets) CheckPrefix(_ context.Context, ops []Op) Verdict {
+	return checkPrefixPerKey(w.Name(), "SADD", ops, addedTwice)
+}
+
+func (w *sets) LiveRules() (live, pending string) {
+	return "an SADD of a fresh element replies 1", "lost and phantom elements (the final members)"
 }
 
 // checkSet checks one set's adds against its final members.
@@ -43,17 +52,11 @@ func checkSet(key string, adds []Op, final Op) []Anomaly {
 		present[m] = true
 	}
 	sent := map[string]bool{}
-	var lost, twice []Op
+	var lost []Op
 	for _, op := range adds {
 		sent[op.Value] = true
-		if op.Outcome != OK {
-			continue
-		}
-		if !present[op.Value] {
+		if op.Outcome == OK && !present[op.Value] {
 			lost = append(lost, op)
-		}
-		if op.Result != "1" {
-			twice = append(twice, op)
 		}
 	}
 	var phantom []string
@@ -69,16 +72,29 @@ func checkSet(key string, adds []Op, final Op) []Anomaly {
 		out = append(out, Anomaly{Workload: "sets", Kind: "lost element", Key: key, Ops: append(firstOps(lost), brief),
 			Text: fmt.Sprintf("set %s lacks %d acknowledged elements at the end: %s", key, len(lost), listValues(lost))})
 	}
-	if len(twice) > 0 {
-		out = append(out, Anomaly{Workload: "sets", Kind: "add applied twice", Key: key, Ops: firstOps(twice),
-			Text: fmt.Sprintf("%d SADDs of fresh elements to %s replied 0 (already there): %s", len(twice), key, listValues(twice))})
-	}
+	out = append(out, addedTwice(key, adds)...)
 	if len(phantom) > 0 {
 		slices.Sort(phantom)
 		out = append(out, Anomaly{Workload: "sets", Kind: "phantom element", Key: key, Ops: []Op{brief},
 			Text: fmt.Sprintf("set %s holds %d elements no SADD sent: %s", key, len(phantom), strings.Join(phantom[:min(len(phantom), maxListed)], ", "))})
 	}
 	return out
+}
+
+// addedTwice: an acknowledged SADD of a fresh element that did not reply
+// 1 found it there already, so an add was applied twice.
+func addedTwice(key string, adds []Op) []Anomaly {
+	var twice []Op
+	for _, op := range adds {
+		if op.Outcome == OK && op.Result != "1" {
+			twice = append(twice, op)
+		}
+	}
+	if len(twice) == 0 {
+		return nil
+	}
+	return []Anomaly{{Workload: "sets", Kind: "add applied twice", Key: key, Ops: firstOps(twice),
+		Text: fmt.Sprintf("%d SADDs of fresh elements to %s replied 0 (already there): %s", len(twice), key, listValues(twice))}}
 }
 
 func firstOps(ops []Op) []Op { return slices.Clone(ops[:min(len(ops), maxListed)]) }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -119,21 +120,37 @@ func (w *streams) Finals() []Op {
 
 func (w *streams) Check(_ context.Context, ops []Op, _ []Event) Verdict {
 	v := Verdict{Workload: w.Name(), Result: "ok"}
-	byKey := map[string][]Op{}
-	for _, op := range ops {
-		if op.Workload == w.Name() && op.Outcome != Fail {
-			byKey[op.Key] = append(byKey[op.Key], op)
-		}
-	}
+	byKey := streamsOf(ops)
 	for _, key := range w.keys {
 		sh := streamOps(byKey[key])
-		if len(sh.finals) != 3 {
+		if len(sh.finals) != 3 { // the rules that need no final read still hold
 			v.Notes = append(v.Notes, key+": no final reads")
+			v.Anomalies = append(v.Anomalies, checkStreamPrefix(key, sh)...)
 			continue
 		}
 		v.Anomalies = append(v.Anomalies, checkStream(key, sh)...)
 	}
 	return v.settle("some streams were not read at the end")
+}
+
+// CheckPrefix applies the rules that need no final read (checkStreamPrefix).
+func (w *streams) CheckPrefix(_ context.Context, ops []Op) Verdict {
+	v := Verdict{Workload: w.Name(), Result: "ok"}
+	byKey := streamsOf(ops)
+	for _, key := range slices.Sorted(maps.Keys(byKey)) {
+		v.Anomalies = append(v.Anomalies, checkStreamPrefix(key, streamOps(byKey[key]))...)
+	}
+	return v.settle("")
+}
+
+func (w *streams) LiveRules() (live, pending string) {
+	return "an entry delivered twice, XADD ids out of order, XACK counts, NOGROUP after the group's creation",
+		"lost, phantom and duplicate entries, wrong ids, phantom deliveries, the PEL and the group's counters (the final reads)"
+}
+
+// streamsOf sorts the streams workload's operations that did not fail by key.
+func streamsOf(ops []Op) map[string][]Op {
+	return groupOps(ops, "streams", func(op Op) string { return op.Key })
 }
 
 // streamHistory is one stream's operations, sorted out.
@@ -182,9 +199,22 @@ func checkStream(key string, h streamHistory) []Anomaly {
 	}
 	c.entries()
 	c.order()
-	c.deliveries()
+	c.deliveredTwice()
+	c.phantomDeliveries()
+	c.ackCount()
 	c.pending()
 	c.group()
+	return c.out
+}
+
+// checkStreamPrefix applies the rules that hold on a prefix of the
+// history: no final read, and nothing a later operation could explain.
+func checkStreamPrefix(key string, h streamHistory) []Anomaly {
+	c := &streamCheck{key: key, h: h, byID: map[string]Entry{}}
+	c.order()
+	c.deliveredTwice()
+	c.ackCount()
+	c.nogroup()
 	return c.out
 }
 

@@ -68,8 +68,8 @@ func compareInt(a, b int64) int {
 	return 0
 }
 
-// deliveries: each ID is delivered once, and is the stream's.
-func (c *streamCheck) deliveries() {
+// deliveredTwice: each ID is delivered once.
+func (c *streamCheck) deliveredTwice() {
 	first := map[string]Op{}
 	for _, r := range c.h.reads {
 		for _, e := range r.Entries {
@@ -77,9 +77,32 @@ func (c *streamCheck) deliveries() {
 				c.add("delivered twice", []Op{f, r}, "entry %s was delivered with \">\" to %s and again to %s", e.ID, f.Consumer, r.Consumer)
 			}
 			first[e.ID] = r
+		}
+	}
+}
+
+// phantomDeliveries: each delivered entry is the stream's.
+func (c *streamCheck) phantomDeliveries() {
+	for _, r := range c.h.reads {
+		for _, e := range r.Entries {
 			if s, ok := c.byID[e.ID]; !ok || s.Value != e.Value {
 				c.add("phantom delivery", []Op{r, c.h.finals["XRANGE"]}, "%s was delivered entry %s = %q, which the stream does not hold at the end", r.Consumer, e.ID, e.Value)
 			}
+		}
+	}
+}
+
+// ackCount: the first acknowledged XACK of delivered IDs that no XACK
+// begun before it touched counts them all.
+func (c *streamCheck) ackCount() {
+	touched := map[string]bool{}
+	for _, a := range c.h.acks {
+		fresh := !slices.ContainsFunc(a.IDs, func(id string) bool { return touched[id] })
+		for _, id := range a.IDs {
+			touched[id] = true
+		}
+		if a.Outcome == OK && fresh && a.Result != strconv.Itoa(len(a.IDs)) {
+			c.add("ack count", []Op{a}, "the first XACK of %d delivered entries acknowledged %s", len(a.IDs), a.Result)
 		}
 	}
 }
@@ -93,15 +116,11 @@ func (c *streamCheck) pending() {
 	}
 	acked, touched := map[string]Op{}, map[string]bool{}
 	for _, a := range c.h.acks {
-		fresh := !slices.ContainsFunc(a.IDs, func(id string) bool { return touched[id] })
 		for _, id := range a.IDs {
 			touched[id] = true
 			if a.Outcome == OK {
 				acked[id] = a
 			}
-		}
-		if a.Outcome == OK && fresh && a.Result != strconv.Itoa(len(a.IDs)) {
-			c.add("ack count", []Op{a}, "the first XACK of %d delivered entries acknowledged %s", len(a.IDs), a.Result)
 		}
 	}
 	for id, a := range acked {
@@ -137,12 +156,7 @@ func (c *streamCheck) group() {
 		c.add("group lost", []Op{c.h.created[0], info}, "group %s is gone at the end, though its creation was acknowledged", streamGroup)
 		return
 	}
-	for _, n := range c.h.nogroup {
-		if i := slices.IndexFunc(c.h.created, func(o Op) bool { return o.Return < n.Call }); i >= 0 {
-			c.add("group lost", []Op{c.h.created[i], n}, "a read got NOGROUP after the group's creation was acknowledged")
-			break
-		}
-	}
+	c.nogroup()
 	if info.Group == nil {
 		return
 	}
@@ -158,6 +172,17 @@ func (c *streamCheck) group() {
 		}
 	}
 	c.counters(g, info, pel, last, delivered)
+}
+
+// nogroup: no read gets NOGROUP after the group's creation was
+// acknowledged.
+func (c *streamCheck) nogroup() {
+	for _, n := range c.h.nogroup {
+		if i := slices.IndexFunc(c.h.created, func(o Op) bool { return o.Return < n.Call }); i >= 0 {
+			c.add("group lost", []Op{c.h.created[i], n}, "a read got NOGROUP after the group's creation was acknowledged")
+			return
+		}
+	}
 }
 
 // counters: skipped entries, the pending count, entries-read and lag.

@@ -33,6 +33,7 @@ type Summary struct {
 	Checks    []Verdict            `json:"checks"`
 	Anomalies []Anomaly            `json:"anomalies"`
 	Leaders   []LeaderSpan         `json:"leaders,omitempty"` // who believed it led which group, when
+	Live      *LiveSummary         `json:"live,omitempty"`    // the checks run during the run (live.go)
 	Report    string               `json:"report,omitempty"`
 	Elapsed   string               `json:"elapsed"`
 
@@ -180,6 +181,7 @@ func (s *Summary) writeText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  faults injected: %s\n", countsText(s.Injected))
 	fmt.Fprintf(w, "  failed attempts by kind: %s\n", countsText(s.Errors))
+	s.Live.writeText(w)
 	for _, v := range s.Checks {
 		fmt.Fprintf(w, "  check %-10s %s\n", v.Workload, v.Result)
 		for _, n := range v.Notes {

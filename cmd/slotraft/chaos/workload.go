@@ -29,6 +29,13 @@ type Workload interface {
 	// Check looks for anomalies in the workload's operations (finals
 	// included, marked Final) and the run's events.
 	Check(ctx context.Context, ops []Op, events []Event) Verdict
+	// CheckPrefix applies, during the run, the rules that hold on a
+	// prefix of the history (live.go): ops are the operations done so far
+	// and the writes in flight, as of unknown outcome; no final reads. It
+	// must find only anomalies that Check finds on the whole history.
+	CheckPrefix(ctx context.Context, ops []Op) Verdict
+	// LiveRules names what CheckPrefix checks and what only Check can.
+	LiveRules() (live, pending string)
 }
 
 // Verdict is what a workload's checker found.

@@ -1,4 +1,4 @@
-package chaos
+package nft
 
 import (
 	"bytes"
@@ -14,45 +14,49 @@ import (
 	"time"
 )
 
-// Partitions are nftables rules in a table of the run's own,
+// Partitions are nftables rules in a table of the process's own,
 // `inet slotraft_chaos_<pid>`, with one chain on the output hook that drops
 // packets between node addresses. Every node binds its own loopback address
-// for its client and bus ports and dials other nodes from it (transport's
-// Mux does), so dropping by address pair cuts Raft, gossip and RPCs between
-// two nodes, while clients, which connect from 127.0.0.1, still reach
-// every node. Healing flushes the chain; the run deletes the table at the
-// end, on error and on Ctrl-C. No other table is ever touched.
+// for its bus port (the chaos run: its client port too) and dials other
+// nodes from it (transport's Mux does), so dropping by address pair cuts
+// Raft, gossip and RPCs between two nodes, while clients, which connect
+// from 127.0.0.1, still reach every node. Healing flushes the chain; the
+// owner deletes the table at the end, on error and on Ctrl-C. No other
+// table is ever touched.
 
 // nftTimeout bounds one nft invocation.
 const nftTimeout = 10 * time.Second
 
-// nftChain is the name of the run's one chain.
+// nftChain is the name of the table's one chain.
 const nftChain = "cut"
 
-// nftTable is the run's packet filter table.
-type nftTable struct {
+// Table is a process's packet filter table.
+type Table struct {
 	name string
 }
 
-// newNFTTable creates the run's table and chain; it fails, with the reason,
+// New creates the process's table and chain; it fails, with the reason,
 // when nft is missing or not allowed (it needs root or CAP_NET_ADMIN).
-func newNFTTable(ctx context.Context) (*nftTable, error) {
+func New(ctx context.Context) (*Table, error) {
 	if _, err := exec.LookPath("nft"); err != nil {
-		return nil, fmt.Errorf("partition faults need nftables' nft command: %w", err)
+		return nil, fmt.Errorf("partitions need nftables' nft command: %w", err)
 	}
-	t := &nftTable{name: "slotraft_chaos_" + strconv.Itoa(os.Getpid())}
+	t := &Table{name: "slotraft_chaos_" + strconv.Itoa(os.Getpid())}
 	script := fmt.Sprintf("add table inet %s\nadd chain inet %s %s { type filter hook output priority 0; policy accept; }\n",
 		t.name, t.name, nftChain)
 	if err := nftRun(ctx, script); err != nil {
-		_ = t.delete(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("partition faults: create nftables table %s (needs root or CAP_NET_ADMIN): %w", t.name, err)
+		_ = t.Delete(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("partitions: create nftables table %s (needs root or CAP_NET_ADMIN): %w", t.name, err)
 	}
 	return t, nil
 }
 
-// cut replaces the chain's rules by drops of every packet between the
+// Name is the table's name, for messages.
+func (t *Table) Name() string { return t.name }
+
+// Cut replaces the chain's rules by drops of every packet between the
 // addresses of each pair, both ways.
-func (t *nftTable) cut(ctx context.Context, pairs [][2]string) error {
+func (t *Table) Cut(ctx context.Context, pairs [][2]string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "flush chain inet %s %s\n", t.name, nftChain)
 	for _, r := range dropRules(pairs) {
@@ -81,8 +85,8 @@ func dropRules(pairs [][2]string) []string {
 	return rules
 }
 
-// heal removes every rule and returns how many packets they dropped.
-func (t *nftTable) heal(ctx context.Context) (int64, error) {
+// Heal removes every rule and returns how many packets they dropped.
+func (t *Table) Heal(ctx context.Context) (int64, error) {
 	dropped, err := t.dropped(ctx)
 	if ferr := nftRun(ctx, fmt.Sprintf("flush chain inet %s %s\n", t.name, nftChain)); ferr != nil {
 		return dropped, ferr
@@ -91,7 +95,7 @@ func (t *nftTable) heal(ctx context.Context) (int64, error) {
 }
 
 // dropped sums the rules' packet counters.
-func (t *nftTable) dropped(ctx context.Context) (int64, error) {
+func (t *Table) dropped(ctx context.Context) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, nftTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "nft", "-j", "list", "chain", "inet", t.name, nftChain).Output()
@@ -101,8 +105,8 @@ func (t *nftTable) dropped(ctx context.Context) (int64, error) {
 	return parseDropped(out)
 }
 
-// delete removes the table; a table already gone is fine.
-func (t *nftTable) delete(ctx context.Context) error {
+// Delete removes the table; a table already gone is fine.
+func (t *Table) Delete(ctx context.Context) error {
 	err := nftRun(ctx, fmt.Sprintf("delete table inet %s\n", t.name))
 	if err != nil && strings.Contains(err.Error(), "No such file or directory") {
 		return nil
