@@ -137,6 +137,28 @@ func TestClientListDifferential(t *testing.T) {
 			t.Errorf("after %q:\n  redis:    %v\n  slotraft: %v", step, w, g)
 		}
 	}
+	// A watched key changed by another client: flag d until EXEC.
+	_, _ = rb.do("RESET")
+	_, _ = sb.do("RESET")
+	for _, step := range []struct {
+		by   string // "a" or "b"
+		args []string
+	}{
+		{"b", []string{"WATCH", "{w}1", "{w}2"}}, {"a", []string{"SET", "{w}3", "x"}}, {"a", []string{"SET", "{w}2", "x"}},
+		{"b", []string{"MULTI"}}, {"b", []string{"EXEC"}},
+		{"b", []string{"WATCH", "{w}1"}}, {"a", []string{"DEL", "{w}1"}}, {"a", []string{"SET", "{w}1", "y"}}, {"b", []string{"UNWATCH"}},
+	} {
+		rc, sc := rb, sb
+		if step.by == "a" {
+			rc, sc = ra, sa
+		}
+		_, _ = rc.do(step.args...)
+		_, _ = sc.do(step.args...)
+		w, g := clientLine(t, ra, rID), settledLine(t, sa, sID)
+		if !mapsEqual(w, g) {
+			t.Errorf("after %s's %q:\n  redis:    %v\n  slotraft: %v", step.by, step.args, w, g)
+		}
+	}
 }
 
 // settledLine is clientLine once the connection's output queue is empty:

@@ -89,12 +89,14 @@ func TestConfigSetDifferential(t *testing.T) {
 		{"appendonly", "no"}, {"oom-score-adj-values", "1 2 3"}, {"bind-source-addr", "x"},
 		{"hash-max-listpack-entries", "1", "hash-max-ziplist-entries", "2"}, // two names: the last wins
 		{"zset-max-ziplist-value", "1kb", "lua-time-limit", "7"},
+		{"hz", "1000"}, {"hz", "0"}, {"hz", "25"}, {"active-expire-effort", "10"}, {"dynamic-hz", "no"}, // hz capped to 1..500
 		// bad values and names: Redis's errors, nothing changed
 		{"maxmemory", "1.5gb"}, {"maxmemory", "-1"}, {"maxclients", "0"}, {"maxclients", "-5"},
 		{"tcp-keepalive", "+5"}, {"tcp-keepalive", "05"}, {"appendfsync", "foo"}, {"rdbcompression", "maybe"},
 		{"save", "1 2 3"}, {"save", "0 1"}, {"oom-score-adj-values", "1 2"}, {"maxmemory-clients", "101%"},
 		{"maxmemory-clients", "-5"}, {"proto-max-bulk-len", "1kb"}, {"hash-max-ziplist-entries", "-1"},
 		{"shutdown-on-sigint", "save nosave"}, {"cluster-announce-hostname", "a_b"},
+		{"hz", "-1"}, {"active-expire-effort", "0"}, {"active-expire-effort", "11"}, {"shutdown-timeout", "-1"},
 		{"latency-tracking-info-percentiles", "101"}, {"notify-keyspace-events", "KEAq"},
 		{"client-output-buffer-limit", "master 1 2 3"}, {"nosuch", "1"}, {"daemonize", "yes"},
 		{"dir", "/tmp"}, {"dbfilename", "a/b"}, {"unixsocketperm", "777"}, {"slaveof", "no one"},

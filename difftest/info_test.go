@@ -17,7 +17,7 @@ var infoLeftOut = setOf(
 	"used_memory_lua", "used_memory_vm_eval", "used_memory_lua_human", "used_memory_scripts_eval",
 	"used_memory_vm_functions", "used_memory_vm_total", "used_memory_vm_total_human", "used_memory_functions",
 	"used_memory_scripts", "used_memory_scripts_human", "mem_replication_backlog", "mem_total_replication_buffers",
-	"mem_clients_slaves", "mem_clients_normal", "mem_cluster_links", "lazyfree_pending_objects", "lazyfreed_objects",
+	"mem_clients_slaves", "mem_clients_normal", "mem_cluster_links",
 	// Persistence
 	"current_cow_peak", "current_cow_size", "current_cow_size_age", "current_fork_perc",
 	"current_save_keys_processed", "current_save_keys_total", "rdb_last_cow_size",
@@ -26,7 +26,7 @@ var infoLeftOut = setOf(
 	// Stats
 	"total_net_repl_input_bytes", "total_net_repl_output_bytes", "instantaneous_input_repl_kbps",
 	"instantaneous_output_repl_kbps", "sync_full", "sync_partial_ok", "sync_partial_err",
-	"latest_fork_usec", "total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys",
+	"latest_fork_usec", "total_forks", "slave_expires_tracked_keys",
 	"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
 	"total_active_defrag_time", "current_active_defrag_time", "unexpected_error_replies",
 	"dump_payload_sanitizations", "eventloop_cycles", "eventloop_duration_sum", "eventloop_duration_cmd_sum",
@@ -45,7 +45,7 @@ var infoNotIn70 = setOf(
 	"acl_access_denied_auth", "acl_access_denied_cmd", "acl_access_denied_key", "acl_access_denied_channel",
 	"pubsub_clients", "watching_clients", "total_watched_keys", "client_output_buffer_limit_disconnections", // 7.4
 	"client_query_buffer_limit_disconnections", "expired_subkeys", "evicted_scripts",
-	"slotraft_go_version", "go_gc_cycles", "slotraft_keys_held", "goroutines", "gomaxprocs", // slotraft's
+	"slotraft_version", "slotraft_go_version", "go_gc_cycles", "slotraft_keys_held", "goroutines", "gomaxprocs", // slotraft's
 	"pubsub_forwarded_messages", "pubsub_forward_dropped_messages",
 )
 

@@ -15,10 +15,8 @@ var monitorStamp = regexp.MustCompile(`^\d+\.\d{6} \[0 [^\]]+\] `)
 // slotraft with a MONITOR connection on each, and compares what the
 // monitors print (without the time and the client's address): quoting,
 // redaction of AUTH and HELLO's secrets, MULTI/EXEC, hidden admin
-// commands, EVAL. Redis also prints the commands a script calls, as
-// "[0 lua]" lines; slotraft runs scripts inside the groups' state machines
-// and does not (docs/compatibility.md), so those lines are left out of
-// redis-server's side.
+// commands, EVAL and FCALL with the commands their scripts call ("[0 lua]"
+// lines, printed before the script's own command).
 func TestMonitorDifferential(t *testing.T) {
 	script := [][]string{
 		{"SET", "k", "a b\n\x01\"é"},
@@ -28,6 +26,10 @@ func TestMonitorDifferential(t *testing.T) {
 		{"HELLO", "2", "AUTH", "default", "pw"},
 		{"MULTI"}, {"INCR", "n"}, {"MONITOR"}, {"EXEC"},
 		{"EVAL", "return redis.call('GET', KEYS[1])", "1", "k"},
+		{"EVAL", "redis.call('SET', KEYS[1], '1'); redis.pcall('LPUSH', KEYS[1], 'x'); return redis.call('INCRBY', KEYS[1], ARGV[1])", "1", "k2", "5"},
+		{"EVAL_RO", "return redis.call('STRLEN', KEYS[1])", "1", "k2"},
+		{"FUNCTION", "LOAD", "REPLACE", "#!lua name=mon\nredis.register_function('mf', function(keys) return redis.call('GET', keys[1]) end)"},
+		{"FCALL", "mf", "1", "k2"},
 		{"CONFIG", "SET", "maxclients", "100"},
 		{"CONFIG", "GET", "maxclients"},
 		{"NOSUCH", "x"},
@@ -63,7 +65,7 @@ func TestMonitorDifferential(t *testing.T) {
 }
 
 // readMonitorUntil reads monitor lines up to the one ending in last, each
-// without its time and address; redis-server's script lines are dropped.
+// without its time and address (a script's calls keep their "lua").
 func readMonitorUntil(t *testing.T, m *client, last string) []string {
 	t.Helper()
 	_ = m.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -73,10 +75,11 @@ func readMonitorUntil(t *testing.T, m *client, last string) []string {
 		if err != nil || r.typ != '+' {
 			t.Fatalf("monitor: %v %v (after %q)", r, err, out)
 		}
+		line := monitorStamp.ReplaceAllString(r.str, "")
 		if strings.Contains(r.str, " [0 lua] ") {
-			continue
+			line = "lua: " + line
 		}
-		out = append(out, monitorStamp.ReplaceAllString(r.str, ""))
+		out = append(out, line)
 		if out[len(out)-1] == last {
 			return out
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -248,6 +249,7 @@ func balanced(groups int) func(*meta.Map) error {
 // Only "write outcome unknown" is allowed, for writes in flight when a
 // leadership moves (clientLoad).
 func TestScaleOutRebalance(t *testing.T) {
+	keys, adds := scaleOutShape()
 	// 64 slots at once per source group: twice as fast as the default under
 	// -race, where the per-slot work, not the client, is the bottleneck.
 	c := testcluster.New(t, 3, testcluster.Options{GroupsPerNode: 1, MoveParallel: 64})
@@ -255,17 +257,18 @@ func TestScaleOutRebalance(t *testing.T) {
 	c.WaitSpread(time.Minute) // no leadership moves under the loader
 	rdb := clusterClient(c, 2)
 	defer rdb.Close()
-	d := dataset{n: 100_000}
+	d := dataset{n: keys}
 	d.load(t, c)
 
 	load, stop := startLoad(rdb, d, 8)
 	start := time.Now()
-	for range 3 {
+	for range adds {
 		c.AddNode()
 	}
-	waitMapCond(t, c, 0, 10*time.Minute, "6 groups with the slots spread evenly", balanced(6))
+	groups := 3 + adds
+	waitMapCond(t, c, 0, 10*time.Minute, fmt.Sprintf("%d groups with the slots spread evenly", groups), balanced(groups))
 	stop()
-	t.Logf("3 groups created and the slots spread over 6 in %v", time.Since(start).Round(time.Millisecond))
+	t.Logf("%d groups created and the slots spread over %d in %v", adds, groups, time.Since(start).Round(time.Millisecond))
 
 	if len(load.errors) > 0 {
 		t.Errorf("the client saw %d errors in %d operations during the rebalance; first: %v", len(load.errors), load.ops, load.errors[0])
@@ -273,14 +276,35 @@ func TestScaleOutRebalance(t *testing.T) {
 	checkAcked(t, rdb, load.acked, "during the rebalance")
 	d.verify(t, rdb, "after the rebalance")
 	m := c.Node(0).Map()
-	if m.Moved < slots.Count/2-3 {
-		t.Errorf("%d slot migrations finished, want at least half the slots moved", m.Moved)
+	if want := uint64(slots.Count*adds/groups - 3); m.Moved < want {
+		t.Errorf("%d slot migrations finished, want at least %d (the new groups' share)", m.Moved, want)
 	}
 	t.Logf("%d slots moved, client: %d operations, %d errors, %d writes of unknown outcome", m.Moved, load.ops, len(load.errors), load.unknown)
 }
 
+// scaleOutShape is TestScaleOutRebalance's size: 100,000 keys and 3 nodes
+// added (half the slots move) with SLOTRAFT_TEST_LONG=1 (make test-long),
+// else 20,000 keys and one node (a quarter of the slots), within make
+// test's time.
+func scaleOutShape() (keys, adds int) {
+	if os.Getenv("SLOTRAFT_TEST_LONG") == "1" {
+		return 100_000, 3
+	}
+	return 20_000, 1
+}
+
 // moveCount is how many slots TestMigrationSurvivesLeaderKills moves.
 const moveCount = 3000
+
+// leaderKillsKeys is TestMigrationSurvivesLeaderKills's dataset: 50,000
+// keys with SLOTRAFT_TEST_LONG=1 (make test-long), else 15,000 (about
+// 2,700 of them in the slots that move), within make test's time.
+func leaderKillsKeys() int {
+	if os.Getenv("SLOTRAFT_TEST_LONG") == "1" {
+		return 50_000
+	}
+	return 15_000
+}
 
 // TestMigrationSurvivesLeaderKills moves 3000 slots between two groups and
 // stops the source group's leader, then (once it is back) the target's, in
@@ -292,7 +316,7 @@ func TestMigrationSurvivesLeaderKills(t *testing.T) {
 	c.WaitSpread(time.Minute) // no leadership moves under the loader
 	rdb := clusterClient(c, 2)
 	defer rdb.Close()
-	d := dataset{n: 50_000}
+	d := dataset{n: leaderKillsKeys()}
 	d.load(t, c)
 
 	m := c.Node(0).Map()

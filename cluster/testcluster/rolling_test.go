@@ -73,7 +73,7 @@ func TestRollingRestart(t *testing.T) {
 	waitOps(200)
 	for i := range c.Len() {
 		lctx, lcancel := context.WithTimeout(ctx, 30*time.Second)
-		if err := c.Node(i).Leave(lctx); err != nil {
+		if err := c.Node(i).Leave(lctx, time.Minute); err != nil {
 			t.Errorf("node %d leave: %v", i, err)
 		}
 		lcancel()
