@@ -3,40 +3,67 @@
 GO          ?= go
 BIN         := bin/slotraft
 IMAGE       ?= slotraft:dev
+# What `slotraft version` and INFO's slotraft_version report.
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 FUZZTIME    ?= 30s
 # staticcheck 2026.2.2, which understands Go 1.26.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # apt-get runs as root directly, through sudo otherwise.
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test test-deps lint chaos bench bench-failover bench-reshard bench-memory bench-eviction fuzz docker clean
+.PHONY: all build run test test-long test-deps lint chaos bench bench-failover bench-reshard bench-memory bench-eviction fuzz docker clean
 
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/slotraft
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/slotraft
 
 # A local cluster of three `slotraft server` processes on 127.0.0.1:7001-7003.
 run: build
 	./$(BIN) dev
 
-# The tests drive real processes with redis-cli; redis-server and
-# redis-benchmark serve the benchmarks. Install them on a fresh Debian machine.
+# The tests drive real processes with redis-cli, a real Prometheus
+# scrapes a cluster's /metrics, headless Chromium loads the dashboard;
+# redis-server and redis-benchmark serve the benchmarks. Install them on a
+# fresh Debian machine. (Debian's prometheus package may start a service
+# on :9090; the test runs its own, on a free port.)
 test-deps:
 	@if ! command -v redis-cli >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1 \
-		|| ! command -v redis-benchmark >/dev/null 2>&1; then \
-		echo "installing redis-tools and redis-server"; \
+		|| ! command -v redis-benchmark >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then \
+		echo "installing redis-tools, redis-server and prometheus"; \
 		$(SUDO) apt-get update && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-tools redis-server; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-tools redis-server prometheus; \
+	fi
+	@if ! /usr/bin/python3 -c 'import redis.cluster' >/dev/null 2>&1; then \
+		echo "installing python3-redis (redis-py, for the TLS client test)"; \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-redis; \
+	fi
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "installing chromium (headless, for the dashboard's browser tests)"; \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	fi
 
 # The chaos playground's end-to-end tests run five-node clusters under load
 # for minutes; beside the other packages' clusters on two cores they starve
 # both, so they run after the rest, alone.
+# The dashboard's browser tests keep their screenshots in bin/test-artifacts.
 CHAOS_PKG := ./cmd/slotraft/chaos
 test: test-deps
-	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/cmd/slotraft/chaos$$')
+	SLOTRAFT_TEST_ARTIFACTS=$(CURDIR)/bin/test-artifacts $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/cmd/slotraft/chaos$$')
 	$(GO) test -race -count=1 -timeout 15m $(CHAOS_PKG)
+
+# The full-size variants of tests that make test runs smaller to stay within
+# its time (TestScaleOutRebalance: 100,000 keys and 3 nodes added instead of
+# 20,000 and one; TestMigrationSurvivesLeaderKills: 50,000 keys instead of
+# 15,000; TestDockerCompose: a rolling restart of all six containers
+# instead of two; the store's and fsm's large-value tests: a million
+# elements instead of 200,000-250,000). About 17 minutes.
+test-long: test-deps
+	SLOTRAFT_TEST_LONG=1 $(GO) test -race -count=1 -timeout 15m -run 'Million|TestLargeValuesSnapshot' ./store ./fsm
+	SLOTRAFT_TEST_LONG=1 $(GO) test -race -count=1 -timeout 30m -run 'TestScaleOutRebalance|TestMigrationSurvivesLeaderKills' ./cluster/testcluster
+	SLOTRAFT_TEST_LONG=1 $(GO) test -race -count=1 -timeout 15m -run 'TestDockerCompose' ./cmd/slotraft
 
 # 20 chaos runs of 60 s (CHAOS_RUNS, CHAOS_DURATION), every built fault
 # kind and workload, a seed each, then a table; needs root and nft. About
@@ -90,7 +117,9 @@ fuzz:
 
 # A FROM-scratch image holding the static binary; see deploy/.
 docker: build
-	docker build -f deploy/Dockerfile -t $(IMAGE) bin
+	rm -rf bin/image && mkdir -p bin/image/data && cp $(BIN) bin/image/
+	docker build -f deploy/Dockerfile -t $(IMAGE) \
+		--build-arg VERSION=$(VERSION) --build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown) bin/image
 
 clean:
 	rm -rf bin data/dev data/chaos

@@ -21,7 +21,8 @@
 # BENCH_PIPELINES ("1 16"), BENCH_TX_N (20000; 0 skips), BENCH_PUBSUB_N
 # (10000; 0 skips), BENCH_C1_N (10000; 0 skips SET-c1), BENCH_LOG_STORE
 # (pebble; bolt or wal: slotraft's --log-store), BENCH_PUBSUB_SUBS ("1,10,100"), BENCH_PUBSUB_PUBLISHERS
-# (4), SLOTRAFT_BASE_PORT (7101; bus ports +10000),
+# (4), SLOTRAFT_BASE_PORT (7101; bus ports +10000), SLOTRAFT_PROXY_BASE_PORT
+# (7301: node1's proxy, which SET and GET also run through, without --cluster),
 # REDIS_AOF_PORT (7201), REDIS_MEM_PORT (7202).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,7 @@ BENCH_PUBSUB_N=${BENCH_PUBSUB_N:-10000}
 BENCH_PUBSUB_SUBS=${BENCH_PUBSUB_SUBS:-"1,10,100"}
 BENCH_PUBSUB_PUBLISHERS=${BENCH_PUBSUB_PUBLISHERS:-4}
 SLOTRAFT_BASE_PORT=${SLOTRAFT_BASE_PORT:-7101}
+SLOTRAFT_PROXY_BASE_PORT=${SLOTRAFT_PROXY_BASE_PORT:-7301}
 REDIS_AOF_PORT=${REDIS_AOF_PORT:-7201}
 REDIS_MEM_PORT=${REDIS_MEM_PORT:-7202}
 
@@ -169,6 +171,31 @@ bench() {
 	run_benchmark "$target" "$pipeline" -h 127.0.0.1 -p "$sport" -n "$BENCH_COLL_N" XREADGROUP GROUP g c COUNT 1 STREAMS "$skey" '>'
 }
 
+# proxy_bench PIPELINE: SET and GET through node1's proxy, as a client that
+# does not speak Redis Cluster sees slotraft (redis-benchmark without
+# --cluster; docs/proxy.md).
+proxy_bench() {
+	log "redis-benchmark proxy -P $1 -n $BENCH_N"
+	run_benchmark proxy "$1" -h 127.0.0.1 -p "$SLOTRAFT_PROXY_BASE_PORT" -t set,get -n "$BENCH_N"
+}
+
+# proxy_ratios RESULTS: the proxy's ops/s and p50 over the direct cluster
+# path's for each test and pipeline both ran.
+proxy_ratios() {
+	awk -F, '
+		{ rps[$1, $2, $3] = $4; p50[$1, $2, $3] = $5; if ($1 == "proxy") rows[++n] = $2 SUBSEP $3 }
+		END {
+			printf "  %-10s %3s %12s %12s %8s %10s\n", "test", "P", "proxy ops/s", "direct ops/s", "x ops/s", "x p50"
+			for (i = 1; i <= n; i++) {
+				split(rows[i], k, SUBSEP)
+				d = rps["slotraft", k[1], k[2]]; q = rps["proxy", k[1], k[2]]
+				if (d + 0 == 0 || q == "n/a") continue
+				lat = (p50["slotraft", k[1], k[2]] + 0 > 0) ? sprintf("%.2f", p50["proxy", k[1], k[2]] / p50["slotraft", k[1], k[2]]) : ""
+				printf "  %-10s %3s %12.0f %12.0f %8.2f %10s\n", k[1], k[2], q, d, q / d, lat
+			}
+		}' "$1"
+}
+
 # goals RESULTS LEADER_CHANGES: each goal of the write-path issue, the
 # measured value and whether it is met.
 goals() {
@@ -208,6 +235,7 @@ single_client redis-aof "$REDIS_AOF_PORT"
 single_client redis-mem "$REDIS_MEM_PORT"
 for p in $BENCH_PIPELINES; do
 	bench slotraft "$SLOTRAFT_BASE_PORT" "$p" --cluster
+	proxy_bench "$p"
 	bench redis-aof "$REDIS_AOF_PORT" "$p"
 	bench redis-mem "$REDIS_MEM_PORT" "$p"
 done
@@ -245,6 +273,9 @@ echo "x aof / x mem: slotraft's ops/s divided by the reference's for the same te
 echo "MULTI/EXEC: transactions/s and latency of MULTI; INCR; SET; LPUSH; HINCRBY; EXPIRE; EXEC (one round trip each)."
 echo "PUBSUB-N: messages delivered/s to N subscribers spread over the nodes, PUBLISH-to-delivery latency."
 echo "SET-c1: one client, pipeline 1: the latency of a lone write."
+echo
+echo "proxy mode (redis-benchmark without --cluster through node1's --proxy-bind) vs the direct cluster path:"
+proxy_ratios "$work/results.csv"
 echo
 echo "goals (issue #16):"
 goals "$work/results.csv" "$((terms_after - terms_before))"

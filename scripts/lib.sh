@@ -52,13 +52,15 @@ wait_for() {
 }
 
 # start_slotraft: build bin/slotraft, start a 3-node `slotraft dev` cluster on
-# SLOTRAFT_BASE_PORT.. under $work/slotraft and wait until it is ready.
+# SLOTRAFT_BASE_PORT.. under $work/slotraft and wait until it is ready; with
+# SLOTRAFT_PROXY_BASE_PORT set, node N serves proxy mode on it + N - 1.
 start_slotraft() {
 	log "building bin/slotraft"
 	CGO_ENABLED=0 go build -trimpath -o bin/slotraft ./cmd/slotraft
 	log "starting slotraft on 127.0.0.1:${SLOTRAFT_BASE_PORT}-$((SLOTRAFT_BASE_PORT + 2))"
 	bin/slotraft dev --base-port "$SLOTRAFT_BASE_PORT" --data-dir "$work/slotraft" --log-level warn \
-		--log-store "${BENCH_LOG_STORE:-pebble}" >"$work/slotraft-dev.out" 2>&1 &
+		--log-store "${BENCH_LOG_STORE:-pebble}" --sentinel-base-port 0 \
+		--proxy-base-port "${SLOTRAFT_PROXY_BASE_PORT:-0}" >"$work/slotraft-dev.out" 2>&1 &
 	pids+=("$!")
 	local dev=$!
 	if ! wait_for "slotraft cluster" 90 grep -q "cluster_state:ok" "$work/slotraft-dev.out"; then
