@@ -77,7 +77,8 @@ func diskOf(sys, path string) (string, error) {
 	if err := syscall.Stat(path, &st); err != nil {
 		return "", fmt.Errorf("stat %s: %w", path, err)
 	}
-	major, minor := devMajor(st.Dev), devMinor(st.Dev)
+	dev := uint64(st.Dev) // int32 on darwin, uint64 on linux
+	major, minor := devMajor(dev), devMinor(dev)
 	dir := filepath.Join(sys, fmt.Sprintf("%d:%d", major, minor))
 	real, err := filepath.EvalSymlinks(dir)
 	if major == 0 || err != nil {

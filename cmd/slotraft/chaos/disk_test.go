@@ -37,7 +37,8 @@ func fakeSysBlock(t *testing.T, dir string, partition bool) string {
 	if err := syscall.Stat(dir, &st); err != nil {
 		t.Fatal(err)
 	}
-	num := strconv.FormatUint(devMajor(st.Dev), 10) + ":" + strconv.FormatUint(devMinor(st.Dev), 10)
+	dev := uint64(st.Dev) // int32 on darwin
+	num := strconv.FormatUint(devMajor(dev), 10) + ":" + strconv.FormatUint(devMinor(dev), 10)
 	sys := t.TempDir()
 	disk := filepath.Join(sys, "devices", "vdz")
 	target := disk
