@@ -29,6 +29,7 @@ func TestHistogramSnapshotCumulative(t *testing.T) {
 // hears from and catches up, and a save is measured.
 func TestGroupStats(t *testing.T) {
 	c := NewTestCluster(t, 3, 3)
+	c.LeadersSpread() // else a hand-off to the preferred leader may move group 1 mid-test
 	l := c.Leader(1)
 	for i := range 5 {
 		c.Set(1, KeyIn(1, 3, "stats"+string(rune('a'+i))), "v")

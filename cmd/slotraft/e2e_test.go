@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -191,9 +192,16 @@ func startTestClusterListening(t *testing.T, bin string, n int, flags ...string)
 	return c
 }
 
-// freePorts asks the OS for n distinct free loopback ports.
+// freePorts hands out n distinct loopback ports that are free now, drawn
+// at random from 22100-32767: below Linux's ephemeral range (32768-60999),
+// where the OS puts outgoing connections' ports and other tests' ":0"
+// listeners, so no one else takes a port between now and the moment its
+// node binds it (TestBusTLSFromPKI failed in CI so: an outgoing
+// connection took a bus port drawn with ":0"), and above the ranges of the
+// dev tests (startDevArgs).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
+	const low, high = 22100, 32768
 	var lns []net.Listener
 	defer func() {
 		for _, ln := range lns {
@@ -203,16 +211,19 @@ func freePorts(t *testing.T, n int) []int {
 	ports := make([]int, 0, n)
 	handedOut.Lock()
 	defer handedOut.Unlock()
-	for len(ports) < n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("free port: %v", err)
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 10000 {
+			t.Fatalf("free ports: only %d of %d free in %d-%d", len(ports), n, low, high-1)
 		}
-		lns = append(lns, ln) // held open until all are drawn: no port twice in one call
-		p := ln.Addr().(*net.TCPAddr).Port
+		p := low + rand.IntN(high-low)
 		if handedOut.ports[p] {
 			continue // given to a process earlier, which may not have bound it yet
 		}
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			continue // in use
+		}
+		lns = append(lns, ln) // held open until all are drawn
 		handedOut.ports[p] = true
 		ports = append(ports, p)
 	}
