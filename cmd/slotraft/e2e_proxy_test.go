@@ -129,8 +129,9 @@ func proxyPipe(t *testing.T, cli, proxy string) {
 
 // lineReader runs redis-cli in the background and reads its output lines.
 type lineReader struct {
-	cmd   *exec.Cmd
-	lines chan string
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr *lockedBuffer // what redis-cli said when it ends with no reply
 }
 
 func startCLI(t *testing.T, cli, addr string, args ...string) *lineReader {
@@ -141,7 +142,8 @@ func startCLI(t *testing.T, cli, addr string, args ...string) *lineReader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lr := &lineReader{cmd: cmd, lines: make(chan string, 100)}
+	lr := &lineReader{cmd: cmd, lines: make(chan string, 100), stderr: &lockedBuffer{}}
+	cmd.Stderr = lr.stderr
 	startUntilCleanup(t, cmd, "redis-cli "+strings.Join(args, " "))
 	go func() {
 		defer close(lr.lines)
@@ -203,7 +205,10 @@ func proxyBLPOP(t *testing.T, c *testCluster, cli, proxy string) {
 			pushed = true
 		}
 		select {
-		case line := <-waiter.lines:
+		case line, open := <-waiter.lines:
+			if !open {
+				t.Fatalf("redis-cli BLPOP ended with no reply (attempt %d); its stderr: %q", attempt, waiter.stderr.String())
+			}
 			if attempt < 3 && (strings.HasPrefix(line, "UNBLOCKED") || strings.Contains(line, "outcome unknown")) {
 				t.Logf("BLPOP: %s (a leader change): again", line)
 				continue
