@@ -83,6 +83,21 @@ func TestClusterFailoverTakesOver(t *testing.T) {
 		got := do0("CLUSTER", "REPLICAS", NodeID(n0.Self().ID))
 		return strings.Count(got, " slave ") == 2 && strings.Contains(got, NodeID(n1.Self().ID))
 	})
+	// CLUSTER FAILOVER takes over the groups node 1 sees node 0 lead: wait
+	// until node 1 has heard from node 0 as every group's leader (a follower
+	// learns of a transfer at the new leader's first heartbeat).
+	cluster.PollUntil(t, "node 1 sees node 0 lead every group", func() bool {
+		for gid := uint32(1); gid <= 3; gid++ {
+			g, ok := n1.Group(gid)
+			if !ok {
+				return false
+			}
+			if p, ok := n1.Leader(g); !ok || p.ID != n0.Self().ID {
+				return false
+			}
+		}
+		return true
+	})
 	if got := do1("CLUSTER", "FAILOVER"); got != "+OK" {
 		t.Fatalf("CLUSTER FAILOVER on a replica: %s", got)
 	}
