@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/slotraft/slotraft/cluster/testcluster"
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 // startRedis starts redis-server on a free loopback port without
@@ -62,12 +63,7 @@ func startRedisWith(t *testing.T, extra ...string) string {
 		}
 		t.Skip("redis-server not found")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testports.Free(t, 1)[0]
 	dir := t.TempDir()
 	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "",
 		"--appendonly", "no", "--dir", dir, "--daemonize", "no", "--logfile", dir + "/redis.log"}, extra...)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/slotraft/slotraft/cluster"
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 // The differential test: a real Redis Sentinel (Debian's redis-server in
@@ -59,7 +60,7 @@ func realSentinels(t *testing.T) []string {
 		}
 		t.Skip("redis-server not installed: the differential test needs it")
 	}
-	ports := freeTestPorts(t, 4)
+	ports := testports.Free(t, 4)
 	dir := t.TempDir()
 	addr := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
 	redisProc(t, bin, "--port", strconv.Itoa(ports[0]), "--save", "", "--appendonly", "no", "--dir", dir)
@@ -83,27 +84,6 @@ func realSentinels(t *testing.T) []string {
 		})
 	}
 	return sentinels
-}
-
-// freeTestPorts are n free loopback ports, distinct.
-func freeTestPorts(t *testing.T, n int) []int {
-	t.Helper()
-	var out []int
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return out
 }
 
 // shape is v's type tree: errors and simple strings with their text

@@ -14,18 +14,8 @@ import (
 
 	"github.com/slotraft/slotraft/cluster"
 	"github.com/slotraft/slotraft/cluster/transport/pkitest"
+	"github.com/slotraft/slotraft/internal/testports"
 )
-
-// freeTCPPort is a port nothing listens on right now.
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // tlsPing dials addr with cfg, sends PING and returns the reply line and
 // the server certificate's serial.
@@ -57,7 +47,7 @@ func TestTLSPort(t *testing.T) {
 	ca := pkitest.NewCA(t)
 	cert, key, caFile := ca.Files(t, dir, "server")
 	clientCert := ca.Issue(t, "client")
-	port := freeTCPPort(t)
+	port := testports.Free(t, 1)[0]
 	tlsAddr := "127.0.0.1:" + strconv.Itoa(port)
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.Cert)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 // The bench tests run each `slotraft bench` workload for a tiny count and
@@ -342,7 +344,7 @@ func startRedisServerIn(t *testing.T, dir, dbfile string) string {
 		}
 		t.Skip("redis-server not found: install redis-server (or run `make test`)")
 	}
-	port := freePorts(t, 1)[0]
+	port := testports.Free(t, 1)[0]
 	cmd := exec.Command(path, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--dbfilename", dbfile,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))
 	done := startUntilCleanup(t, cmd, "redis-server")

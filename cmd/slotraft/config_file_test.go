@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 func writeConf(t *testing.T, text string) string {
@@ -108,7 +110,7 @@ func TestConfigFileProcess(t *testing.T) {
 // changes what is logged; shutdown-on-sigterm decides how SIGTERM stops
 // the node (now: no hand-off; save: a snapshot first).
 func logAndSignalProcess(t *testing.T, bin string) {
-	ports := freePorts(t, 2)
+	ports := testports.Free(t, 2)
 	dir := t.TempDir()
 	logfile := filepath.Join(dir, "slotraft.log")
 	conf := writeConf(t, "id node1\nbind 127.0.0.1\nport "+strconv.Itoa(ports[0])+"\nbus-bind 127.0.0.1:"+strconv.Itoa(ports[1])+
@@ -178,7 +180,7 @@ func fileText(t *testing.T, path string) string {
 // envProcess starts a node from environment variables alone (one of
 // them naming a config file) and reads its version from INFO.
 func envProcess(t *testing.T, bin string) {
-	ports := freePorts(t, 2)
+	ports := testports.Free(t, 2)
 	dir := t.TempDir()
 	client := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	node := &testNode{id: "node1", client: client, bin: bin, logPath: filepath.Join(dir, "node.log"), args: []string{"server"},
@@ -242,7 +244,7 @@ func badStart(t *testing.T, bin string) {
 // rewriteProcess starts a node from a file alone, changes a parameter,
 // rewrites the file, and restarts the node on it.
 func rewriteProcess(t *testing.T, bin string) {
-	ports := freePorts(t, 2)
+	ports := testports.Free(t, 2)
 	dir := t.TempDir()
 	conf := writeConf(t, "# node one\nid node1\nbind 127.0.0.1\nport "+strconv.Itoa(ports[0])+
 		"\nbus-bind 127.0.0.1:"+strconv.Itoa(ports[1])+"\ndata-dir "+dir+"\ngroups 1\nreplicas 1\n\n# memory\nmaxmemory 1mb\n")

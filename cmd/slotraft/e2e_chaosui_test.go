@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 // TestChaosButtons: `slotraft dev --chaos-ui` serves the dashboard with
@@ -225,7 +227,7 @@ func TestChaosRunDashboard(t *testing.T) {
 	}
 	b := newBrowser(t)
 	bin := buildSlotraft(t)
-	ui := "127.0.0.1:" + strconv.Itoa(freePorts(t, 1)[0])
+	ui := "127.0.0.1:" + strconv.Itoa(testports.Free(t, 1)[0])
 	var progress lockedBuffer
 	cmd := exec.Command(bin, "chaos", "run", "--nodes", "3", "--duration", "20s", "--faults", "pause",
 		"--workload", "registers", "--seed", "3", "--dir", t.TempDir(), "--ui", ui, "--ui-linger", "3m")

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotraft/slotraft/cmd/slotraft/internal/probe"
+	"github.com/slotraft/slotraft/internal/testports"
 	"github.com/slotraft/slotraft/slots"
 )
 
@@ -77,7 +78,7 @@ func newDockerCompose(t *testing.T) *dockerCompose {
 	dockerRun(t, "docker", "build", "-q", "-f", "../../deploy/Dockerfile", "-t", d.image, ctxDir)
 	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", d.image).Run() })
 	d.env = append(os.Environ(), "SLOTRAFT_IMAGE="+d.image)
-	for i, p := range freePorts(t, 6) {
+	for i, p := range testports.Free(t, 6) {
 		d.env = append(d.env, fmt.Sprintf("NODE%d_PORT=%d", i+1, p))
 		d.addrs = append(d.addrs, "127.0.0.1:"+strconv.Itoa(p))
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 // redisCLIToolTimeout bounds one redis-cli --cluster run of the meet test.
@@ -28,7 +30,7 @@ func TestRedisCLIClusterTools(t *testing.T) {
 	c := &testCluster{bin: buildSlotraft(t)}
 	dir := t.TempDir()
 	var all []*testNode
-	ports := freePorts(t, 10) // distinct, before any node binds one
+	ports := testports.Free(t, 10) // distinct, before any node binds one
 	for i := range 5 {
 		n := meetNode(c.bin, dir, i, ports[2*i], ports[2*i+1])
 		all = append(all, n)

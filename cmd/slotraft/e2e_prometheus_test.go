@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 // promSets is how many SETs the Prometheus test sends.
@@ -137,7 +138,7 @@ func startPrometheus(t *testing.T, bin string, c *testCluster) string {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(t, 1)[0]))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(testports.Free(t, 1)[0]))
 	logPath := filepath.Join(dir, "prometheus.log")
 	logf, err := os.Create(logPath)
 	if err != nil {

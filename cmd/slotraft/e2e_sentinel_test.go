@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 // startSentinelCluster starts n `slotraft server` processes in the
@@ -28,7 +29,7 @@ import (
 // the leadership no more).
 func startSentinelCluster(t *testing.T, bin string, n int) (*testCluster, []string) {
 	t.Helper()
-	ports := freePorts(t, 3*n)
+	ports := testports.Free(t, 3*n)
 	dir := t.TempDir()
 	c := &testCluster{bin: bin}
 	var peers, facades []string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -12,11 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/slotraft/slotraft/cmd/slotraft/internal/probe"
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 // e2eDeadline bounds every wait of the end-to-end test (startup, failover).
@@ -158,7 +157,7 @@ func startTestClusterWith(t *testing.T, bin string, n int, withHTTP bool) *testC
 func startTestClusterListening(t *testing.T, bin string, n int, flags ...string) *testCluster {
 	t.Helper()
 	per := 2 + len(flags)
-	ports := freePorts(t, per*n)
+	ports := testports.Free(t, per*n)
 	dir := t.TempDir()
 	c := &testCluster{bin: bin}
 	var peers []string
@@ -192,59 +191,13 @@ func startTestClusterListening(t *testing.T, bin string, n int, flags ...string)
 	return c
 }
 
-// freePorts hands out n distinct loopback ports that are free now, drawn
-// at random from 22100-32767: below Linux's ephemeral range (32768-60999),
-// where the OS puts outgoing connections' ports and other tests' ":0"
-// listeners, so no one else takes a port between now and the moment its
-// node binds it (TestBusTLSFromPKI failed in CI so: an outgoing
-// connection took a bus port drawn with ":0"), and above the ranges of the
-// dev tests (startDevArgs).
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	const low, high = 22100, 32768
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for tries := 0; len(ports) < n; tries++ {
-		if tries == 10000 {
-			t.Fatalf("free ports: only %d of %d free in %d-%d", len(ports), n, low, high-1)
-		}
-		p := low + rand.IntN(high-low)
-		if handedOut.ports[p] {
-			continue // given to a process earlier, which may not have bound it yet
-		}
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err != nil {
-			continue // in use
-		}
-		lns = append(lns, ln) // held open until all are drawn
-		handedOut.ports[p] = true
-		ports = append(ports, p)
-	}
-	return ports
-}
-
-// handedOut are the ports freePorts ever returned in this test binary: a
-// port given to a process that has not bound it yet is free for the OS,
-// and was handed to the next node too (TestBusTLSFromPKI failed in CI so).
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
 // start launches the node (again) with its output appended to its log.
 // processNode is node i ("node<i+1>") of an end-to-end test, its log in
 // dir; the caller sets its arguments. Its ports are taken now, just before
 // it starts: one reserved a minute earlier may have been handed out
 // meanwhile (an outgoing connection's port), and the node could not bind it.
 func processNode(t *testing.T, bin, dir string, i int) *testNode {
-	ports := freePorts(t, 2)
+	ports := testports.Free(t, 2)
 	return processNodeOn(bin, dir, i, ports[0], ports[1])
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotraft/slotraft/cluster/transport/pkitest"
+	"github.com/slotraft/slotraft/internal/testports"
 )
 
 // TestTLSClients: three processes serve TLS on their tls-port beside the
@@ -34,7 +35,7 @@ func TestTLSClients(t *testing.T) {
 	ca := pkitest.NewCA(t)
 	cert, key, caFile := ca.Files(t, dir, "server")
 	clientCert, clientKey, _ := ca.Files(t, dir, "client")
-	ports := freePorts(t, 9)
+	ports := testports.Free(t, 9)
 	c := &testCluster{bin: bin}
 	var peers []string
 	tlsAddrs := make([]string, 3)
