@@ -48,10 +48,15 @@ test-deps:
 # The chaos playground's end-to-end tests run five-node clusters under load
 # for minutes; beside the other packages' clusters on two cores they starve
 # both, so they run after the rest, alone.
+# The other packages' tests mostly wait (Raft timers, elections, processes
+# starting): with go test's default of one package per core, two cores sat
+# half idle and the packages took 12 minutes; four at a time take 8
+# (TEST_PARALLEL sets it).
 # The dashboard's browser tests keep their screenshots in bin/test-artifacts.
 CHAOS_PKG := ./cmd/slotraft/chaos
+TEST_PARALLEL ?= 4
 test: test-deps
-	SLOTRAFT_TEST_ARTIFACTS=$(CURDIR)/bin/test-artifacts $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/cmd/slotraft/chaos$$')
+	SLOTRAFT_TEST_ARTIFACTS=$(CURDIR)/bin/test-artifacts $(GO) test -p $(TEST_PARALLEL) -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/cmd/slotraft/chaos$$')
 	$(GO) test -race -count=1 -timeout 15m $(CHAOS_PKG)
 
 # The full-size variants of tests that make test runs smaller to stay within
