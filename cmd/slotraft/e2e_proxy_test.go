@@ -184,44 +184,67 @@ func proxyPubSub(t *testing.T, cli, proxy string) {
 
 // proxyBLPOP: a BLPOP through the proxy blocks on its node until an
 // LPUSH of another client wakes it. A leader change while it waits (a
-// loaded machine) ends it with the node's UNBLOCKED, as on the client
-// port: it blocks again, as a client would.
+// loaded machine, or the preferred leaders taking their groups just after
+// start) ends it with the node's UNBLOCKED, as on the client port: it
+// blocks again, as a client would.
 func proxyBLPOP(t *testing.T, c *testCluster, cli, proxy string) {
 	pushed := false
 	for attempt := 1; ; attempt++ {
 		waiter := startCLI(t, cli, proxy, "BLPOP", "queue", "0")
+		var line string
+		var ended, open bool
 		if !pushed {
-			c.eventually(t, "BLPOP blocked on its node", func() error {
-				for _, n := range c.nodes {
-					if info, err := redisCLI(cli, n, "INFO", "clients"); err == nil && !strings.Contains(info, "blocked_clients:0") {
-						return nil
-					}
+			line, ended, open = blockedOrEnded(t, c, cli, waiter)
+			if !ended {
+				if err := cliExpect(cli, proxy, "", "1", "LPUSH", "queue", "job"); err != nil {
+					t.Fatal(err)
 				}
-				return fmt.Errorf("no blocked client")
-			})
-			if err := cliExpect(cli, proxy, "", "1", "LPUSH", "queue", "job"); err != nil {
-				t.Fatal(err)
+				pushed = true
 			}
-			pushed = true
 		}
-		select {
-		case line, open := <-waiter.lines:
-			if !open {
-				t.Fatalf("redis-cli BLPOP ended with no reply (attempt %d); its stderr: %q", attempt, waiter.stderr.String())
+		if !ended {
+			select {
+			case line, open = <-waiter.lines:
+			case <-time.After(e2eDeadline):
+				t.Fatalf("BLPOP not woken within %v", e2eDeadline)
 			}
-			if attempt < 3 && (strings.HasPrefix(line, "UNBLOCKED") || strings.Contains(line, "outcome unknown")) {
-				t.Logf("BLPOP: %s (a leader change): again", line)
-				continue
-			}
-			if line != "queue" {
-				t.Fatalf("BLPOP printed %q, want queue", line)
-			}
-			waiter.expect(t, "job")
-			return
-		case <-time.After(e2eDeadline):
-			t.Fatalf("BLPOP not woken within %v", e2eDeadline)
 		}
+		if !open {
+			t.Fatalf("redis-cli BLPOP ended with no reply (attempt %d, pushed %v); its stderr: %q", attempt, pushed, waiter.stderr.String())
+		}
+		if attempt < 3 && (strings.HasPrefix(line, "UNBLOCKED") || strings.Contains(line, "outcome unknown")) {
+			t.Logf("BLPOP: %s (a leader change; pushed %v): again", line, pushed)
+			continue
+		}
+		if line != "queue" || !pushed {
+			t.Fatalf("BLPOP printed %q (attempt %d, pushed %v), want queue after the push; redis-cli's stderr: %q",
+				line, attempt, pushed, waiter.stderr.String())
+		}
+		waiter.expect(t, "job")
+		return
 	}
+}
+
+// blockedOrEnded waits until a node reports a blocked client, or until
+// waiter's BLPOP ends first (ended, with its first line and whether it
+// printed one).
+func blockedOrEnded(t *testing.T, c *testCluster, cli string, waiter *lineReader) (line string, ended, open bool) {
+	t.Helper()
+	c.eventually(t, "BLPOP blocked on its node, or ended", func() error {
+		select {
+		case line, open = <-waiter.lines:
+			ended = true
+			return nil
+		default:
+		}
+		for _, n := range c.nodes {
+			if info, err := redisCLI(cli, n, "INFO", "clients"); err == nil && !strings.Contains(info, "blocked_clients:0") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no blocked client")
+	})
+	return line, ended, open
 }
 
 // redisPyProxyScript drives a proxy with redis-py's plain Redis client.
