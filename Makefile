@@ -39,6 +39,11 @@ test-deps:
 		$(SUDO) apt-get update && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-redis; \
 	fi
+	@if ! NODE_PATH=/usr/share/nodejs node -e "require('redis')" >/dev/null 2>&1 || ! ruby -e "require 'redis'" >/dev/null 2>&1; then \
+		echo "installing node-redis and ruby-redis (Redis Cluster clients of other languages)"; \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs node-redis ruby ruby-redis; \
+	fi
 	@if ! command -v chromium >/dev/null 2>&1; then \
 		echo "installing chromium (headless, for the dashboard's browser tests)"; \
 		$(SUDO) apt-get update && \
