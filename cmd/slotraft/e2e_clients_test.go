@@ -83,13 +83,7 @@ func TestOtherLanguageClusterClients(t *testing.T) {
 	// Just after start the preferred replicas take their groups over, and
 	// a group answers CLUSTERDOWN for the moment of the hand-off, which
 	// node-redis does not retry: the clients start once it is over.
-	c.eventually(t, "one master per node", func() error {
-		masters, err := clusterMasters(cli, c.nodes[0])
-		if err == nil && len(masters) != len(c.nodes) {
-			err = fmt.Errorf("masters %v, want %d", masters, len(c.nodes))
-		}
-		return err
-	})
+	c.waitMasterPerNode(t, cli, c.nodes[0])
 	host, port, _ := net.SplitHostPort(c.nodes[0].client)
 	for _, run := range []struct {
 		name string
@@ -112,7 +106,7 @@ func runClientScript(t *testing.T, name string, cmd []string) {
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		run := exec.CommandContext(ctx, cmd[0], append(cmd[1:], fmt.Sprintf("%s%d", name, attempt))...)
-		run.Env = append(os.Environ(), "NODE_PATH=/usr/share/nodejs") // where Debian puts node-redis
+		run.Env = clientEnv()
 		out, err := run.CombinedOutput()
 		cancel()
 		if err == nil && strings.TrimSpace(string(out)) == "ok" {
@@ -126,6 +120,10 @@ func runClientScript(t *testing.T, name string, cmd []string) {
 	}
 }
 
+// clientEnv is the environment of the clients' interpreters: node finds
+// Debian's node-redis in /usr/share/nodejs only when told.
+func clientEnv() []string { return append(os.Environ(), "NODE_PATH=/usr/share/nodejs") }
+
 // lookClient is the interpreter bin once check (its arguments) finds
 // Debian's package pkg; it skips the test without it, and fails it in CI,
 // where make test-deps installs it.
@@ -134,7 +132,7 @@ func lookClient(t *testing.T, pkg, bin string, check ...string) string {
 	path, err := exec.LookPath(bin)
 	if err == nil {
 		cmd := exec.Command(path, check...)
-		cmd.Env = append(os.Environ(), "NODE_PATH=/usr/share/nodejs")
+		cmd.Env = clientEnv()
 		err = cmd.Run()
 	}
 	if err != nil {

@@ -30,15 +30,7 @@ func TestRedisCLIReshardAndMigrate(t *testing.T) {
 	cli, c := e2eCluster(t, 3)
 	entry := c.nodes[0]
 	// Masters spread one per node: then no leadership moves under reshard.
-	var masters map[string]int
-	c.eventually(t, "one master per node", func() error {
-		var err error
-		masters, err = clusterMasters(cli, entry)
-		if err == nil && len(masters) != len(c.nodes) {
-			err = fmt.Errorf("masters %v, want %d", masters, len(c.nodes))
-		}
-		return err
-	})
+	masters := c.waitMasterPerNode(t, cli, entry)
 
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs: []string{c.nodes[0].client, c.nodes[1].client, c.nodes[2].client}, Protocol: 2,
@@ -86,6 +78,23 @@ func TestRedisCLIReshardAndMigrate(t *testing.T) {
 			t.Error(err)
 		}
 	})
+}
+
+// waitMasterPerNode waits until CLUSTER NODES on n shows one master per
+// node of c (the preferred replicas took their groups over, and no more
+// leadership moves), and returns clusterMasters.
+func (c *testCluster) waitMasterPerNode(t *testing.T, cli string, n *testNode) map[string]int {
+	t.Helper()
+	var masters map[string]int
+	c.eventually(t, "one master per node", func() error {
+		var err error
+		masters, err = clusterMasters(cli, n)
+		if err == nil && len(masters) != len(c.nodes) {
+			err = fmt.Errorf("masters %v, want %d", masters, len(c.nodes))
+		}
+		return err
+	})
+	return masters
 }
 
 // clusterMasters maps the id of every node CLUSTER NODES shows as a master
